@@ -1,0 +1,82 @@
+// Config: the typed, immutable snapshot of walseg's settings that the library reads, and the
+// enums behind the enum-valued settings. The settings registry (guc layer) builds a Config from
+// defaults, settings files, the command line and SET; nothing below the guc layer reads settings
+// any other way.
+//
+// Each enum has a name table (kInitMethodNames, ...) in declaration order; the guc layer's
+// definitions static_assert that their option lists match these tables.
+// Thread-safety: a Config is a plain value; copy it freely.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace walseg {
+
+/// How a new segment file is brought to size (walseg.init_method).
+enum class InitMethod {
+  kZeroWrite,          ///< write zeros over the whole segment (PostgreSQL wal_init_zero = on)
+  kPosixFallocate,     ///< fallocate(2) mode 0: blocks reserved as unwritten extents
+  kGlibcEmulation,     ///< one zero byte per filesystem block, as glibc emulates posix_fallocate
+  kSparse,             ///< one byte at the end (PostgreSQL wal_init_zero = off)
+  kFallocateKeepSize,  ///< fallocate(FALLOC_FL_KEEP_SIZE): blocks reserved, size stays 0
+  kNone,               ///< empty file that grows by appends (MariaDB's redo log since 10.8)
+  kAuto,               ///< chosen by measurement per directory (segment manager)
+};
+inline constexpr std::array<std::string_view, 7> kInitMethodNames = {
+    "zero_write", "posix_fallocate", "glibc_emulation", "sparse",
+    "fallocate_keep_size", "none", "auto"};
+
+/// What posix_fallocate falls back to when the filesystem says "not supported"
+/// (walseg.fallocate_fallback).
+enum class FallbackMethod { kZeroWrite, kGlibcEmulation, kError };
+inline constexpr std::array<std::string_view, 3> kFallbackMethodNames = {
+    "zero_write", "glibc_emulation", "error"};
+
+/// walseg.sync_method, as PostgreSQL's wal_sync_method.
+enum class SyncMethod { kFdatasync, kFsync, kOpenDatasync, kOpenSync };
+inline constexpr std::array<std::string_view, 4> kSyncMethodNames = {
+    "fdatasync", "fsync", "open_datasync", "open_sync"};
+
+/// walseg.io_method, as PostgreSQL 18's io_method.
+enum class IoMethod { kPwrite, kIoUring };
+inline constexpr std::array<std::string_view, 2> kIoMethodNames = {"pwrite", "io_uring"};
+
+template <typename Enum, std::size_t N>
+constexpr std::string_view enum_name(Enum e, const std::array<std::string_view, N>& names) {
+  return names[static_cast<std::size_t>(e)];
+}
+/// Exact (case-sensitive) lookup of an enum by its name; nullopt if unknown.
+template <typename Enum, std::size_t N>
+constexpr std::optional<Enum> enum_from_name(std::string_view s,
+                                             const std::array<std::string_view, N>& names) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == s) return static_cast<Enum>(i);
+  return std::nullopt;
+}
+
+inline std::string_view to_string(InitMethod m) { return enum_name(m, kInitMethodNames); }
+inline std::string_view to_string(FallbackMethod m) { return enum_name(m, kFallbackMethodNames); }
+inline std::string_view to_string(SyncMethod m) { return enum_name(m, kSyncMethodNames); }
+inline std::string_view to_string(IoMethod m) { return enum_name(m, kIoMethodNames); }
+
+inline constexpr std::uint64_t kMiB = 1024 * 1024;
+
+/// The effective settings. Sizes are bytes. Defaults are PostgreSQL's where it has the setting.
+struct Config {
+  std::uint64_t segment_size_bytes = 16 * kMiB;        ///< walseg.segment_size
+  InitMethod init_method = InitMethod::kZeroWrite;     ///< walseg.init_method
+  FallbackMethod fallocate_fallback = FallbackMethod::kZeroWrite;  ///< walseg.fallocate_fallback
+  bool recycle = true;                                 ///< walseg.recycle
+  std::uint64_t min_size_bytes = 80 * kMiB;            ///< walseg.min_size
+  std::uint64_t max_size_bytes = 1024 * kMiB;          ///< walseg.max_size
+  int prealloc_segments = 2;                           ///< walseg.prealloc_segments
+  SyncMethod sync_method = SyncMethod::kFdatasync;     ///< walseg.sync_method
+  IoMethod io_method = IoMethod::kPwrite;              ///< walseg.io_method
+  std::uint32_t block_size_bytes = 8192;               ///< walseg.block_size
+  std::uint64_t wal_buffers_bytes = 16 * kMiB;         ///< walseg.wal_buffers
+};
+
+}  // namespace walseg

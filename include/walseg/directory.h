@@ -1,0 +1,62 @@
+// Directory: an owned directory descriptor for the operations that make file creation durable:
+// listing, no-replace rename, unlink and directory fsync.
+//
+// Names passed to methods are entry names inside the directory, never paths. Every call goes
+// through failpoints and io_trace like File, and throws walseg::Error naming the full path.
+//
+// Not for: reading or writing file contents (File).
+// Thread-safety: methods may be called concurrently; the kernel serialises the directory.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace walseg {
+
+class Directory {
+ public:
+  Directory() = default;
+  Directory(Directory&& other) noexcept;
+  Directory& operator=(Directory&& other) noexcept;
+  Directory(const Directory&) = delete;
+  Directory& operator=(const Directory&) = delete;
+  ~Directory();
+
+  /// Opens an existing directory (O_DIRECTORY). With create=true a missing directory (and its
+  /// missing parents) is created first with mode 0700. Throws Error("open").
+  static Directory open(const std::string& path, bool create = false);
+
+  int fd() const noexcept { return fd_; }
+  const std::string& path() const noexcept { return path_; }
+  /// path() + "/" + name.
+  std::string path_of(const std::string& name) const;
+
+  /// fsync(2) on the directory, so that renames, creations and unlinks in it are durable.
+  /// Throws Error("fsync") naming the directory.
+  void fsync();
+
+  /// Renames `from` to `to` inside this directory and never replaces an existing `to`:
+  /// renameat2(RENAME_NOREPLACE), or link+unlink where the filesystem refuses the flag (as
+  /// PostgreSQL's durable_rename_excl did). Throws Error with errno EEXIST when `to` exists.
+  /// Not durable by itself: fsync() the directory afterwards.
+  void rename_noreplace(const std::string& from, const std::string& to);
+
+  /// unlinkat(2). With missing_ok, ENOENT is not an error. Returns true if a file was removed.
+  bool unlink(const std::string& name, bool missing_ok = false);
+
+  /// True if an entry named `name` exists (lstat, so symlinks count as entries).
+  bool exists(const std::string& name) const;
+
+  struct Entry {
+    std::string name;
+    bool is_regular;  ///< regular file (symlinks and others are false)
+  };
+  /// Every entry except "." and "..", sorted by name.
+  std::vector<Entry> list() const;
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace walseg

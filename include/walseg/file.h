@@ -1,0 +1,71 @@
+// File: an owned file descriptor with the syscalls walseg needs, each checked.
+//
+// Every method goes through the failpoint registry (failpoint.h) under the syscall's name,
+// records itself in io_trace, and throws walseg::Error worded as PostgreSQL words it
+// ("could not write to file \"PATH\": No space left on device"). Writes loop over short
+// transfers and EINTR until every byte requested is written or an error occurs.
+//
+// Not for: directories (see directory.h); choosing how a file is preallocated (see alloc).
+// Thread-safety: distinct File objects are independent; one File may be used for positioned
+// reads and writes from several threads at once, but not moved or closed concurrently.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace walseg {
+
+class File {
+ public:
+  File() = default;
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  /// Closes without checking (use close() where the result matters).
+  ~File();
+
+  /// open(2). flags as for open (O_CLOEXEC is always added); mode for O_CREAT, default 0600.
+  /// Throws Error("open") naming the path.
+  static File open(const std::string& path, int flags, mode_t mode = 0600);
+
+  bool is_open() const noexcept { return fd_ >= 0; }
+  int fd() const noexcept { return fd_; }
+  const std::string& path() const noexcept { return path_; }
+
+  /// Writes all n bytes at offset (bytes from the start of the file). Retries EINTR and short
+  /// writes; throws Error("write") with "wrote X of N bytes" on failure.
+  void pwrite_all(const void* buf, std::size_t n, std::uint64_t offset);
+  /// Vectored form of pwrite_all; iov is not modified. total is the sum of iov lengths.
+  void pwritev_all(const struct iovec* iov, int iovcnt, std::uint64_t offset);
+  /// One pread(2); returns the bytes read (0 at end of file). Retries EINTR. Throws on error.
+  std::size_t pread(void* buf, std::size_t n, std::uint64_t offset);
+
+  void fsync();      ///< fsync(2); throws Error("fsync")
+  void fdatasync();  ///< fdatasync(2); throws Error("fdatasync")
+  void ftruncate(std::uint64_t size_bytes);
+  struct stat stat();
+
+  /// fallocate(2) with `mode` over [offset, offset+len). Does not throw and does not retry:
+  /// returns 0 or the errno, because what an errno means (unsupported, interrupted, full) is
+  /// the allocation layer's decision (DESIGN.md invariant 2).
+  int try_fallocate(int mode, std::uint64_t offset, std::uint64_t len) noexcept;
+
+  /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: a hint, failures are ignored.
+  void advise_dontneed() noexcept;
+
+  /// close(2), reporting its error (it can carry a delayed write error on NFS).
+  void close();
+
+ private:
+  File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_ = -1;
+  std::string path_;
+};
+
+}  // namespace walseg

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs every test of walseg: the Boost.Test units and the loop-mounted filesystem cases through
+# ctest, then a bounded libFuzzer run of the settings-file parser. Expects scripts/build.sh to
+# have run (README's test command does both). Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ctest --test-dir build --output-on-failure --timeout 900
+
+if [ -x tests/fuzz/run_fuzz.sh ] || [ -f tests/fuzz/run_fuzz.sh ]; then
+  bash tests/fuzz/run_fuzz.sh "${WALSEG_FUZZ_SECONDS:-60}"
+fi

@@ -1,0 +1,92 @@
+// The writing fills: zero_write, glibc_emulation and sparse.
+#include <fcntl.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "fill.h"
+#include "walseg/error.h"
+
+namespace walseg::alloc_detail {
+namespace {
+
+// One zero buffer shared by every zero_write, aligned for O_DIRECT. Never written to.
+const char* zero_buffer() {
+  static const char* buf = [] {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, kZeroWriteBufferBytes) != 0) std::abort();
+    std::memset(p, 0, kZeroWriteBufferBytes);
+    return static_cast<const char*>(p);
+  }();
+  return buf;
+}
+
+void write_zeros(File& f, std::uint64_t size_bytes) {
+  struct iovec iov[kZeroWriteIovecs];
+  for (auto& v : iov) v = {const_cast<char*>(zero_buffer()), kZeroWriteBufferBytes};
+  std::uint64_t off = 0;
+  while (off < size_bytes) {
+    std::uint64_t left = size_bytes - off;
+    int n = 0;
+    std::uint64_t bytes = 0;
+    while (n < kZeroWriteIovecs && bytes < left) {
+      std::uint64_t l = std::min<std::uint64_t>(kZeroWriteBufferBytes, left - bytes);
+      iov[n].iov_len = l;
+      bytes += l;
+      ++n;
+    }
+    f.pwritev_all(iov, n, off);
+    off += bytes;
+  }
+}
+
+}  // namespace
+
+void zero_write(File& file, std::uint64_t size_bytes, bool direct_io, bool* used_direct) {
+  *used_direct = false;
+  if (direct_io && size_bytes % 4096 == 0) {
+    // A second descriptor: the caller's stays buffered for whatever comes after the fill.
+    // tmpfs and some FUSE filesystems refuse O_DIRECT with EINVAL; then write buffered.
+    File direct;
+    try {
+      direct = File::open(file.path(), O_RDWR | O_DIRECT);
+    } catch (const Error& e) {
+      if (e.errnum() != EINVAL) throw;
+    }
+    if (direct.is_open()) {
+      write_zeros(direct, size_bytes);
+      direct.close();
+      *used_direct = true;
+      return;
+    }
+  }
+  write_zeros(file, size_bytes);
+}
+
+void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_bytes) {
+  // glibc caps the step at 4096: NFS reports a large f_bsize that would leave holes.
+  std::uint64_t step = block_bytes == 0 ? 512 : std::min<std::uint64_t>(block_bytes, 4096);
+  // Its own read-write descriptor, as the issue asks: the caller's may be write-only.
+  File rw = File::open(file.path(), O_RDWR);
+  std::uint64_t existing = static_cast<std::uint64_t>(rw.stat().st_size);
+  static const char zero = 0;
+  for (std::uint64_t off = (size_bytes - 1) % step; off < size_bytes; off += step) {
+    if (off < existing) {
+      char c = 0;
+      // A non-zero byte means the block holds data already: never overwrite it.
+      if (rw.pread(&c, 1, off) == 1 && c != 0) continue;
+    }
+    rw.pwrite_all(&zero, 1, off);
+  }
+  rw.close();
+}
+
+void sparse(File& file, std::uint64_t size_bytes) {
+  static const char zero = 0;
+  file.pwrite_all(&zero, 1, size_bytes - 1);
+}
+
+}  // namespace walseg::alloc_detail

@@ -1,0 +1,61 @@
+// walseg bench: shared types of the benchmark's phases (one file per phase, bench_*.cpp).
+//
+// A phase turns the bench's settings into rows; cmd_bench.cpp prints the rows as a table in the
+// manner of pg_test_fsync, writes them as JSON, and derives the closing verdict from them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "walseg/config.h"
+#include "walseg/directory.h"
+#include "walseg/fs_info.h"
+#include "tool_util.h"
+
+namespace walseg::tool {
+
+/// Reference methods implemented by the bench only (not init methods of the library).
+inline constexpr const char* kPg14Reference = "pg14_reference";
+inline constexpr const char* kPg16Reference = "pg16_reference";
+inline constexpr const char* kRecycle = "recycle";  ///< rename of an already-written segment
+
+struct BenchSettings {
+  Config config;                      ///< segment_size, fallback, sync_method from settings
+  std::uint64_t segment_size = 0;     ///< bytes
+  int segments = 10;                  ///< per method and phase
+  std::uint64_t write_size = 8192;    ///< bytes per write in the write phase
+  std::uint64_t write_bytes = 4 * kMiB; ///< bytes written per segment in the write phase
+  std::vector<InitMethod> methods;    ///< concrete init methods to measure
+  bool progress = false;              ///< print progress on stderr (a terminal)
+};
+
+/// One result line. Fields a phase does not measure stay 0 (and are printed as "-").
+struct Row {
+  std::string phase;        ///< "create", "write"
+  std::string method;       ///< init method name, or a reference / "recycle" / "recycled"
+  std::string method_used;  ///< after fallbacks; equals method when none happened
+  std::string note;         ///< e.g. the fallback's reason
+  std::string io = "pwrite";
+  Summary lat;              ///< per-operation latency, microseconds
+  double ops_per_s = 0;
+  double mb_per_s = 0;
+  std::uint64_t allocated_bytes = 0;  ///< per segment, st_blocks * 512, after creation
+  std::uint64_t syscalls = 0;         ///< per segment creation
+  bool reference = false;             ///< a PostgreSQL reference row, not a walseg method
+};
+
+/// A phase's working directory: `root`/<phase>/<method>, created fresh.
+Directory phase_dir(const std::string& root, const std::string& phase, const std::string& method);
+
+/// Phase `create`: each method's durable creation, plus pg14/pg16 references and recycle.
+std::vector<Row> bench_create(const BenchSettings& s, const std::string& root);
+/// Phase `write`: write_size pwrite + sync into fresh segments of each method, a recycled
+/// segment, and plain append.
+std::vector<Row> bench_write(const BenchSettings& s, const std::string& root);
+
+/// Progress line on stderr (only when s.progress).
+void progress(const BenchSettings& s, const std::string& phase, const std::string& method,
+              int done, int total);
+
+}  // namespace walseg::tool

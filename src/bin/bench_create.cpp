@@ -1,0 +1,118 @@
+// walseg bench, phase `create`: the cost of one durable segment creation per method.
+//
+// Methods are measured round-robin (segment 1 of every method, then segment 2 of every
+// method, ...) so that drift in the machine's load or the device's state spreads over all
+// rows instead of favouring whichever ran first. Every row uses the same installation
+// protocol (temp file, fill, fsync, no-replace rename, directory fsync); only the fill
+// differs, so the PostgreSQL reference rows compare fills, not protocols.
+#include <sys/uio.h>
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "bench.h"
+#include "walseg/segment_install.h"
+#include "walseg/segment_name.h"
+
+namespace walseg::tool {
+namespace {
+
+constexpr std::uint64_t kPgBlockBytes = 8192;  // XLOG_BLCKSZ
+constexpr int kPgIovecs = 32;                   // PG_IOV_MAX in PostgreSQL 15/16
+
+alignas(4096) const char kZeroBlock[kPgBlockBytes] = {};
+
+// PostgreSQL 14 and older: one 8 kB write() after another (pwrite here, same cost).
+void pg14_fill(File& f, std::uint64_t size, AllocReport& r) {
+  for (std::uint64_t off = 0; off < size; off += kPgBlockBytes) f.pwrite_all(kZeroBlock, kPgBlockBytes, off);
+  r.used = InitMethod::kZeroWrite;
+}
+
+// PostgreSQL 15/16 pg_pwrite_zeros: pwritev of 32 iovecs, each the same 8 kB zero block.
+void pg16_fill(File& f, std::uint64_t size, AllocReport& r) {
+  struct iovec iov[kPgIovecs];
+  for (auto& v : iov) v = {const_cast<char*>(kZeroBlock), kPgBlockBytes};
+  constexpr std::uint64_t kChunk = kPgBlockBytes * kPgIovecs;
+  for (std::uint64_t off = 0; off < size; off += kChunk) {
+    int n = static_cast<int>(std::min(kChunk, size - off) / kPgBlockBytes);
+    f.pwritev_all(iov, n, off);
+  }
+  r.used = InitMethod::kZeroWrite;
+}
+
+struct Series {
+  std::string name;
+  bool reference = false;
+  std::optional<InitMethod> method;
+  CustomFill fill;
+  Directory dir;
+  std::vector<double> us;
+  std::uint64_t allocated = 0, syscalls = 0;
+  std::string used, note;
+};
+
+}  // namespace
+
+Directory phase_dir(const std::string& root, const std::string& phase, const std::string& method) {
+  std::string path = root + "/" + phase + "/" + method;
+  std::filesystem::remove_all(path);
+  return Directory::open(path, true);
+}
+
+std::vector<Row> bench_create(const BenchSettings& s, const std::string& root) {
+  std::vector<Series> series;
+  for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), false, m, {}, {}, {}, 0, 0, {}, {}});
+  series.push_back(Series{kPg14Reference, true, std::nullopt, pg14_fill, {}, {}, 0, 0, {}, {}});
+  series.push_back(Series{kPg16Reference, true, std::nullopt, pg16_fill, {}, {}, 0, 0, {}, {}});
+  series.push_back(Series{kRecycle, false, std::nullopt, {}, {}, {}, 0, 0, {}, {}});
+  for (auto& se : series) se.dir = phase_dir(root, "create", se.name);
+
+  const std::uint64_t size = s.segment_size;
+  const SegNo n = static_cast<SegNo>(s.segments);
+  // Recycling needs complete, written segments to rename: make them first, untimed.
+  Series& rec = series.back();
+  for (SegNo i = 1; i <= n; ++i)
+    create_segment(rec.dir, segment_file_name(1, i, size), size, AllocOptions{InitMethod::kZeroWrite, s.config.fallocate_fallback, true});
+
+  for (SegNo i = 1; i <= n; ++i) {
+    for (auto& se : series) {
+      progress(s, "create", se.name, static_cast<int>(i), s.segments);
+      if (se.name == kRecycle) {
+        InstallTimes t = recycle_segment(se.dir, segment_file_name(1, i, size), segment_file_name(1, n + i, size));
+        se.us.push_back(static_cast<double>(t.total_us));
+        se.used = kRecycle;
+        se.allocated = size;
+        continue;
+      }
+      AllocOptions opts{se.method.value_or(InitMethod::kZeroWrite), s.config.fallocate_fallback, true};
+      CreateReport r = create_segment(se.dir, segment_file_name(1, i, size), size, opts, se.fill);
+      se.us.push_back(static_cast<double>(r.times.total_us));
+      se.allocated = r.alloc.allocated_bytes;
+      se.syscalls = r.syscalls;
+      se.used = se.reference ? "zero_write" : std::string(to_string(r.alloc.used));
+      if (!r.alloc.fallback_reason.empty()) se.note = r.alloc.fallback_reason;
+      if (r.alloc.direct_io) se.note = "O_DIRECT";
+    }
+  }
+  std::vector<Row> rows;
+  for (auto& se : series) {
+    Row row;
+    row.phase = "create";
+    row.method = se.name;
+    row.method_used = se.used;
+    row.note = se.note;
+    row.reference = se.reference;
+    row.lat = summarize(se.us);
+    double total_s = row.lat.mean * static_cast<double>(row.lat.n) / 1e6;
+    row.ops_per_s = total_s > 0 ? static_cast<double>(row.lat.n) / total_s : 0;
+    row.mb_per_s = total_s > 0 ? static_cast<double>(size) * static_cast<double>(row.lat.n) / total_s / 1e6 : 0;
+    row.allocated_bytes = se.allocated;
+    row.syscalls = se.syscalls;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace walseg::tool

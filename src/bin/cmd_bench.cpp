@@ -1,0 +1,218 @@
+// walseg bench: the main job. Measures, on the filesystem of --dir, what each init method costs
+// to create a segment and what commits into such a segment cost, next to PostgreSQL's own fills,
+// and ends with a verdict a DBA can act on. Output is modelled on pg_test_fsync.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "bench.h"
+#include "command.h"
+#include "settings_options.h"
+#include "walseg/segment_name.h"
+
+namespace walseg::tool {
+namespace {
+
+const std::set<std::string> kPhases = {"create", "write"};
+
+struct BenchArgs {
+  std::string dir;
+  bool keep = false;
+  std::string segment_size;
+  int segments = 10;
+  std::string write_size = "8kB";
+  std::string write_bytes = "4MB";
+  bool full = false;
+  std::vector<std::string> methods;
+  std::vector<std::string> phases;
+  std::string json;
+  SettingsOptions settings;
+};
+
+void print_header(const BenchSettings& s, const std::string& root, const FsInfo& fs) {
+  fmt::print("walseg bench: {} segments, {} per method; writes of {}, {} per segment; sync {}\n",
+             format_size(s.segment_size), s.segments, format_size(s.write_size),
+             format_size(std::min(s.write_bytes, s.segment_size)), to_string(s.config.sync_method));
+  fmt::print("directory {} is on {} (device {}, mounted at {}, options {}), block size {}{}\n",
+             root, fs.type_name, fs.device, fs.mount_point, fs.mount_options, fs.block_size,
+             fs.copy_on_write ? ", copy-on-write" : "");
+  if (fs.copy_on_write)
+    fmt::print("note: on copy-on-write filesystems preallocation reserves nothing lasting and "
+               "recycling rewrites blocks; consider walseg.recycle = off\n");
+}
+
+std::string cell(double v) { return v > 0 ? fmt::format("{:.0f}", v) : "-"; }
+
+void print_rows(const std::vector<Row>& rows, const std::string& phase, const std::string& title) {
+  fmt::print("\n{}\n", title);
+  fmt::print("  {:<20} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used",
+             "median", "p90", "p99", "max", "ops/s", "allocated", "note");
+  for (const Row& r : rows) {
+    if (r.phase != phase) continue;
+    fmt::print("  {:<20} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
+               r.method_used, cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
+               cell(r.lat.max), fmt::format("{:.1f}", r.ops_per_s), r.allocated_bytes, r.note);
+  }
+}
+
+// An init method row (not a PostgreSQL reference, not recycle/recycled) of the given phase.
+const Row* method_row(const std::vector<Row>& rows, const std::string& phase, const std::string& m) {
+  for (const Row& r : rows)
+    if (r.phase == phase && r.method == m) return &r;
+  return nullptr;
+}
+
+nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
+  nlohmann::json v;
+  const Row* cheap = nullptr;
+  const Row* fast = nullptr;
+  for (InitMethod m : s.methods) {
+    std::string name(to_string(m));
+    if (const Row* c = method_row(rows, "create", name); c && (!cheap || c->lat.median < cheap->lat.median)) cheap = c;
+    if (const Row* w = method_row(rows, "write", name); w && (!fast || w->lat.median < fast->lat.median)) fast = w;
+  }
+  fmt::print("\nVerdict for this filesystem\n");
+  if (cheap) {
+    fmt::print("  cheapest creation: {} ({} us median per segment)\n", cheap->method, cell(cheap->lat.median));
+    v["cheapest_creation"] = cheap->method;
+  }
+  if (fast) {
+    fmt::print("  fastest commits:   {} ({} us median, {} us p99 per commit)\n", fast->method,
+               cell(fast->lat.median), cell(fast->lat.p99));
+    v["fastest_commits"] = fast->method;
+  }
+  if (const Row* rec = method_row(rows, "write", "recycled"))
+    fmt::print("  a recycled segment commits in {} us median (the reference for written-once files)\n", cell(rec->lat.median));
+  if (!cheap || !fast) return v;
+  // "Both": commits within 10% of the fastest method, and of those the cheapest to create.
+  const Row* best = nullptr;
+  for (InitMethod m : s.methods) {
+    std::string name(to_string(m));
+    const Row* w = method_row(rows, "write", name);
+    const Row* c = method_row(rows, "create", name);
+    if (!w || !c || w->lat.median > fast->lat.median * 1.10) continue;
+    if (!best || c->lat.median < method_row(rows, "create", best->method)->lat.median) best = w;
+  }
+  if (best) {
+    const Row* c = method_row(rows, "create", best->method);
+    fmt::print("  both: walseg.init_method = {} (commits within 10% of the fastest; creation {} us median)\n",
+               best->method, cell(c->lat.median));
+    v["both"] = best->method;
+  }
+  return v;
+}
+
+nlohmann::json row_json(const Row& r, const FsInfo& fs) {
+  return {{"phase", r.phase}, {"method", r.method}, {"io", r.io}, {"n", r.lat.n},
+          {"median_us", r.lat.median}, {"p90_us", r.lat.p90}, {"p99_us", r.lat.p99},
+          {"p999_us", r.lat.p999}, {"max_us", r.lat.max}, {"mean_us", r.lat.mean},
+          {"ops_per_s", r.ops_per_s}, {"mb_per_s", r.mb_per_s},
+          {"allocated_bytes", r.allocated_bytes}, {"method_used", r.method_used},
+          {"note", r.note}, {"reference", r.reference}, {"syscalls", r.syscalls},
+          {"fs_type", fs.type_name}, {"fs_mount_options", fs.mount_options}};
+}
+
+BenchSettings make_settings(const BenchArgs& a) {
+  BenchSettings s;
+  s.config = load_config(a.settings);
+  s.segment_size = a.segment_size.empty() ? s.config.segment_size_bytes
+                                          : parse_size_option("--segment-size", a.segment_size);
+  check_segment_size(s.segment_size);
+  s.segments = a.segments;
+  s.write_size = parse_size_option("--write-size", a.write_size);
+  s.write_bytes = a.full ? s.segment_size : parse_size_option("--write-bytes", a.write_bytes);
+  if (s.write_size == 0 || s.write_size > s.segment_size)
+    throw std::invalid_argument(fmt::format("--write-size must be between 1 byte and the segment size ({})", format_size(s.segment_size)));
+  for (const auto& m : a.methods) {
+    InitMethod im = parse_method_option(m);
+    if (im == InitMethod::kAuto) throw std::invalid_argument("--methods: auto is not a method to measure");
+    s.methods.push_back(im);
+  }
+  if (s.methods.empty())
+    for (std::size_t i = 0; i < kInitMethodNames.size(); ++i)
+      if (static_cast<InitMethod>(i) != InitMethod::kAuto) s.methods.push_back(static_cast<InitMethod>(i));
+  s.progress = ::isatty(2) != 0;
+  return s;
+}
+
+void run_bench(const BenchArgs& a) {
+  BenchSettings s = make_settings(a);
+  std::vector<std::string> phases = a.phases.empty() ? std::vector<std::string>{"create", "write"} : a.phases;
+  for (const auto& p : phases)
+    if (!kPhases.count(p))
+      throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
+  // Always a directory of our own, so cleanup never removes anything the user had.
+  std::string parent = a.dir.empty() ? std::string(".") : a.dir;
+  std::string root = fmt::format("{}/walseg-bench-{}", parent, ::getpid());
+  Directory::open(root, true);
+  FsInfo fs = fs_info(root);
+  print_header(s, root, fs);
+  std::vector<Row> rows;
+  try {
+    for (const auto& p : phases) {
+      auto got = p == "create" ? bench_create(s, root) : bench_write(s, root);
+      rows.insert(rows.end(), got.begin(), got.end());
+      if (s.progress) fmt::print(stderr, "\r\033[K");
+      if (p == "create")
+        print_rows(rows, "create", "Segment creation (temp file, fill, fsync, rename, directory fsync), microseconds per segment:");
+      else
+        print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
+                                              format_size(s.write_size), to_string(s.config.sync_method)));
+    }
+  } catch (...) {
+    if (!a.keep) std::filesystem::remove_all(root);
+    throw;
+  }
+  nlohmann::json v = verdict(s, rows);
+  if (!a.keep) std::filesystem::remove_all(root);
+  else fmt::print("\nkept {}\n", root);
+  if (!a.json.empty()) {
+    nlohmann::json out;
+    out["tool"] = "walseg bench";
+    out["segment_size"] = s.segment_size;
+    out["write_size"] = s.write_size;
+    out["write_bytes"] = std::min(s.write_bytes, s.segment_size);
+    out["segments"] = s.segments;
+    out["sync_method"] = to_string(s.config.sync_method);
+    out["filesystem"] = {{"type", fs.type_name}, {"block_size", fs.block_size},
+                         {"copy_on_write", fs.copy_on_write}, {"mount_point", fs.mount_point},
+                         {"mount_options", fs.mount_options}, {"device", fs.device}};
+    out["rows"] = nlohmann::json::array();
+    for (const Row& r : rows) out["rows"].push_back(row_json(r, fs));
+    out["verdict"] = v;
+    std::ofstream f(a.json);
+    f << out.dump(2) << "\n";
+    if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\"", a.json));
+  }
+}
+
+RegisterCommand reg("bench", [](CLI::App& app) {
+  auto a = std::make_shared<BenchArgs>();
+  auto* cmd = app.add_subcommand("bench", "measure segment creation and commit cost per init method");
+  cmd->add_option("--dir", a->dir, "where to make the scratch directory (default: current directory)");
+  cmd->add_flag("--keep", a->keep, "keep the scratch directory");
+  cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size, 16MB)");
+  cmd->add_option("--segments", a->segments, "segments per method and phase")->check(CLI::PositiveNumber);
+  cmd->add_option("--write-size", a->write_size, "bytes per commit in the write phase");
+  cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
+  cmd->add_flag("--full", a->full, "write whole segments in the write phase");
+  cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
+  cmd->add_option("--phases", a->phases, "phases to run: create, write (default: all)")->delimiter(',');
+  cmd->add_option("--json", a->json, "also write every row as JSON to this file");
+  add_settings_options(*cmd, a->settings);
+  cmd->callback([a] { run_bench(*a); });
+});
+
+}  // namespace
+
+void progress(const BenchSettings& s, const std::string& phase, const std::string& method, int done, int total) {
+  if (s.progress) fmt::print(stderr, "\r\033[K{}: {} {}/{}", phase, method, done, total);
+}
+
+}  // namespace walseg::tool

@@ -1,0 +1,37 @@
+// ConfigError formatting (include/walseg/guc_error.h).
+#include "walseg/guc_error.h"
+
+#include <fmt/format.h>
+
+namespace walseg::guc {
+
+namespace {
+// PostgreSQL puts the location into the message of file-level errors ("syntax error in file
+// "F" line N, ..."); for value errors the location is added after the message instead.
+bool location_in_message(ErrorKind kind) {
+  return kind == ErrorKind::kSyntax || kind == ErrorKind::kInclude ||
+         kind == ErrorKind::kUnknownParameter;
+}
+}  // namespace
+
+std::string ConfigError::to_string() const {
+  std::string out = message;
+  if (!file.empty() && !location_in_message(kind))
+    out += fmt::format(" (file \"{}\", line {})", file, line);
+  if (!hint.empty()) out += fmt::format("\nHINT:  {}", hint);
+  return out;
+}
+
+std::string to_string(const std::vector<ConfigError>& errors) {
+  std::string out;
+  for (const auto& e : errors) {
+    if (!out.empty()) out += '\n';
+    out += e.to_string();
+  }
+  return out;
+}
+
+ConfigException::ConfigException(std::vector<ConfigError> errors)
+    : std::runtime_error(guc::to_string(errors)), errors_(std::move(errors)) {}
+
+}  // namespace walseg::guc

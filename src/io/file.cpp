@@ -1,0 +1,179 @@
+// File (include/walseg/file.h): checked syscalls on one descriptor.
+#include "walseg/file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "inject.h"
+#include "walseg/error.h"
+
+namespace walseg {
+
+using io_detail::done;
+using io_detail::inject;
+
+File::File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
+
+File& File::operator=(File&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    path_ = std::move(other.path_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+File::~File() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+File File::open(const std::string& path, int flags, mode_t mode) {
+  int err = inject("open");
+  int fd = -1;
+  if (err == 0) {
+    do {
+      fd = ::open(path.c_str(), flags | O_CLOEXEC, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) err = errno;
+  }
+  done("open", path, err);
+  if (err != 0) throw file_error(err, "open", path);
+  return File(fd, path);
+}
+
+void File::pwrite_all(const void* buf, std::size_t n, std::uint64_t offset) {
+  struct iovec iov{const_cast<void*>(buf), n};
+  pwritev_all(&iov, 1, offset);
+}
+
+void File::pwritev_all(const struct iovec* iov_in, int iovcnt, std::uint64_t offset) {
+  std::vector<struct iovec> iov(iov_in, iov_in + iovcnt);
+  std::size_t total = 0;
+  for (const auto& v : iov) total += v.iov_len;
+  std::size_t written = 0;
+  std::size_t first = 0;  // index of the first iovec with bytes left
+  while (written < total) {
+    std::size_t want = total - written;
+    int err = inject(iovcnt == 1 ? "pwrite" : "pwritev", &want);
+    ssize_t r = -1;
+    if (err == 0) {
+      // A short failpoint limits the transfer by trimming the vector it sees.
+      std::vector<struct iovec> part;
+      std::size_t budget = want;
+      for (std::size_t i = first; i < iov.size() && budget > 0; ++i) {
+        std::size_t l = std::min(budget, iov[i].iov_len);
+        part.push_back({iov[i].iov_base, l});
+        budget -= l;
+      }
+      r = ::pwritev(fd_, part.data(), static_cast<int>(part.size()),
+                    static_cast<off_t>(offset + written));
+      if (r < 0) err = errno;
+    }
+    done("pwrite", path_, err);
+    if (err == EINTR) continue;
+    if (err != 0)
+      throw file_error(err, "write to", path_,
+                       fmt::format("; wrote {} of {} bytes at offset {}", written, total, offset),
+                       offset + written);
+    if (r == 0)  // no progress and no error: treat as disk full, as PostgreSQL does
+      throw file_error(ENOSPC, "write to", path_,
+                       fmt::format("; wrote {} of {} bytes at offset {}", written, total, offset),
+                       offset + written);
+    std::size_t adv = static_cast<std::size_t>(r);
+    written += adv;
+    while (adv > 0 && first < iov.size()) {
+      std::size_t l = std::min(adv, iov[first].iov_len);
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + l;
+      iov[first].iov_len -= l;
+      adv -= l;
+      if (iov[first].iov_len == 0) ++first;
+    }
+  }
+}
+
+std::size_t File::pread(void* buf, std::size_t n, std::uint64_t offset) {
+  for (;;) {
+    int err = inject("pread", &n);
+    ssize_t r = -1;
+    if (err == 0) {
+      r = ::pread(fd_, buf, n, static_cast<off_t>(offset));
+      if (r < 0) err = errno;
+    }
+    done("pread", path_, err);
+    if (err == EINTR) continue;
+    if (err != 0) throw file_error(err, "read", path_, fmt::format(" at offset {}", offset), offset);
+    return static_cast<std::size_t>(r);
+  }
+}
+
+namespace {
+// fsync/fdatasync are never retried on failure: the first failure is final (invariant 4),
+// since the kernel may have dropped the dirty pages and a second call would report success.
+void sync_call(int fd, const std::string& path, bool data_only) {
+  const char* name = data_only ? "fdatasync" : "fsync";
+  int err = inject(name);
+  if (err == 0 && (data_only ? ::fdatasync(fd) : ::fsync(fd)) != 0) err = errno;
+  done(name, path, err);
+  if (err != 0) throw file_error(err, name, path);
+}
+}  // namespace
+
+void File::fsync() { sync_call(fd_, path_, false); }
+void File::fdatasync() { sync_call(fd_, path_, true); }
+
+void File::ftruncate(std::uint64_t size_bytes) {
+  int err = inject("ftruncate");
+  if (err == 0) {
+    int r;
+    do {
+      r = ::ftruncate(fd_, static_cast<off_t>(size_bytes));
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) err = errno;
+  }
+  done("ftruncate", path_, err);
+  if (err != 0)
+    throw file_error(err, "truncate", path_, fmt::format(" to {} bytes", size_bytes), size_bytes);
+}
+
+struct stat File::stat() {
+  struct stat st{};
+  int err = inject("fstat");
+  if (err == 0 && ::fstat(fd_, &st) != 0) err = errno;
+  done("fstat", path_, err);
+  if (err != 0) throw file_error(err, "stat", path_);
+  return st;
+}
+
+int File::try_fallocate(int mode, std::uint64_t offset, std::uint64_t len) noexcept {
+  int err = inject("fallocate");
+  if (err == 0 && ::fallocate(fd_, mode, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0)
+    err = errno;
+  done("fallocate", path_, err);
+  return err;
+}
+
+void File::advise_dontneed() noexcept {
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
+  done("fadvise", path_, 0);
+}
+
+void File::close() {
+  if (fd_ < 0) return;
+  int err = inject("close");
+  int fd = fd_;
+  fd_ = -1;
+  // close(2) is never retried: on Linux the descriptor is gone even when it reports EINTR.
+  if (::close(fd) != 0 && err == 0) err = errno;
+  done("close", path_, err);
+  if (err != 0) throw file_error(err, "close", path_);
+}
+
+}  // namespace walseg

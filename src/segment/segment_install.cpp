@@ -1,0 +1,136 @@
+// Durable segment installation (include/walseg/segment_install.h).
+#include "walseg/segment_install.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "walseg/error.h"
+#include "walseg/failpoint.h"
+#include "walseg/io_trace.h"
+#include "walseg/log.h"
+#include "walseg/segment_name.h"
+
+namespace walseg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t micros_since(Clock::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0).count());
+}
+
+// Invariant 2 asks for the method really used to be reported once per directory, not once per
+// segment: a pool creating hundreds of segments would otherwise drown the log.
+void report_fallback_once(const Directory& dir, const AllocReport& r) {
+  static std::mutex mu;
+  static std::set<std::string> reported;
+  std::string key = dir.path() + "\n" + std::string(to_string(r.requested));
+  {
+    std::lock_guard lk(mu);
+    if (!reported.insert(key).second) return;
+  }
+  log(LogLevel::kLog,
+      fmt::format("init method {} is not supported in directory \"{}\" ({}); using {} instead",
+                  to_string(r.requested), dir.path(), r.fallback_reason, to_string(r.used)));
+}
+
+std::string next_temp_name() {
+  static std::atomic<std::uint64_t> counter{0};
+  return temp_file_name(static_cast<std::uint32_t>(::getpid()), counter.fetch_add(1));
+}
+
+// Adds what the caller needs to know to a failed step's error, keeping its errno.
+Error annotate(const Error& e, const std::string& final_path, std::uint64_t size,
+               std::string_view method) {
+  return Error(e.errnum(), e.op(), e.path(),
+               fmt::format("{} (creating segment \"{}\" of {} bytes by {})", e.what(), final_path,
+                           size, method),
+               e.offset());
+}
+
+}  // namespace
+
+CreateReport create_segment(Directory& dir, const std::string& final_name,
+                            std::uint64_t size_bytes, const AllocOptions& opts,
+                            const CustomFill& custom_fill) {
+  CreateReport report;
+  report.name = final_name;
+  std::string method = custom_fill ? "custom fill" : std::string(to_string(opts.method));
+  if (dir.exists(final_name))
+    throw make_error(EEXIST, "create", dir.path_of(final_name),
+                     fmt::format("could not create segment \"{}\": file exists",
+                                 dir.path_of(final_name)));
+  std::uint64_t syscalls_before = io_trace::thread_syscalls();
+  const std::string temp = next_temp_name();
+  bool renamed = false;
+  auto t0 = Clock::now();
+  try {
+    File f = File::open(dir.path_of(temp), O_RDWR | O_CREAT | O_EXCL, 0600);
+    failpoint::hit("create.after_open");
+    auto t = Clock::now();
+    if (custom_fill) {
+      custom_fill(f, size_bytes, report.alloc);
+      struct stat st = f.stat();
+      report.alloc.size_bytes = static_cast<std::uint64_t>(st.st_size);
+      report.alloc.allocated_bytes = static_cast<std::uint64_t>(st.st_blocks) * 512;
+    } else {
+      report.alloc = allocate_file(f, size_bytes, opts);
+    }
+    report.times.fill_us = micros_since(t);
+    failpoint::hit("create.after_fill");
+    t = Clock::now();
+    f.fsync();
+    f.close();
+    report.times.fsync_us = micros_since(t);
+    failpoint::hit("create.after_fsync");
+    t = Clock::now();
+    dir.rename_noreplace(temp, final_name);
+    renamed = true;
+    report.times.rename_us = micros_since(t);
+    failpoint::hit("create.after_rename");
+    t = Clock::now();
+    dir.fsync();
+    report.times.dir_fsync_us = micros_since(t);
+    failpoint::hit("create.after_dir_fsync");
+  } catch (const Error& e) {
+    // errno is already saved in e; cleanup failures must not replace the original error.
+    try {
+      dir.unlink(renamed ? final_name : temp, true);
+    } catch (const Error&) {
+    }
+    throw annotate(e, dir.path_of(final_name), size_bytes, method);
+  }
+  report.times.total_us = micros_since(t0);
+  report.syscalls = io_trace::thread_syscalls() - syscalls_before;
+  if (!custom_fill && report.alloc.used != report.alloc.requested)
+    report_fallback_once(dir, report.alloc);
+  log(LogLevel::kDebug2, fmt::format("created segment \"{}\" by {} in {} us",
+                                     dir.path_of(final_name), to_string(report.alloc.used),
+                                     report.times.total_us));
+  return report;
+}
+
+InstallTimes recycle_segment(Directory& dir, const std::string& old_name,
+                             const std::string& new_name) {
+  InstallTimes times;
+  auto t0 = Clock::now();
+  dir.rename_noreplace(old_name, new_name);
+  times.rename_us = micros_since(t0);
+  auto t = Clock::now();
+  dir.fsync();
+  times.dir_fsync_us = micros_since(t);
+  times.total_us = micros_since(t0);
+  log(LogLevel::kDebug2, fmt::format("recycled segment \"{}\" as \"{}\"", dir.path_of(old_name),
+                                     dir.path_of(new_name)));
+  return times;
+}
+
+}  // namespace walseg
