@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "walseg/config.h"
@@ -45,6 +46,13 @@ struct AllocOptions {
   /// zero_write through O_DIRECT where the filesystem allows it, so the fill leaves no dirty
   /// page cache behind for a later commit's fdatasync to wait on; buffered elsewhere (tmpfs).
   bool direct_io = true;
+  /// Bytes per pwritev of zero_write (a multiple of 4096, at most 1 GiB). A background fill
+  /// uses small ones so that it can be paced between them.
+  std::uint64_t write_chunk_bytes = kZeroWriteBufferBytes * kZeroWriteIovecs;
+  /// Called before the first and after each chunk of a writing fill with bytes done and bytes
+  /// total. It may sleep (pacing) or throw to cancel the fill; allocate_file lets the
+  /// exception through.
+  std::function<void(std::uint64_t done_bytes, std::uint64_t total_bytes)> on_progress;
 };
 
 /// What allocate_file did, for reports and the bench.

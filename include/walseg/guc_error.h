@@ -17,7 +17,7 @@
 namespace walseg::guc {
 
 /// What went wrong; decides how a reload treats the error (see guc_load.h) and whether the
-/// message already names the file (syntax, include and unknown-name errors do, as PostgreSQL's).
+/// message already names the file (syntax and unknown-name errors do, as PostgreSQL's).
 enum class ErrorKind {
   kSyntax,            ///< the file cannot be tokenised or parsed
   kInclude,           ///< an include could not be followed (missing, cycle, depth, unreadable)

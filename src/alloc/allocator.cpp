@@ -73,10 +73,10 @@ void allocate_by_fallocate(File& file, std::uint64_t size, const AllocOptions& o
   }
   if (opts.fallback == FallbackMethod::kGlibcEmulation) {
     r.used = InitMethod::kGlibcEmulation;
-    alloc_detail::glibc_emulation(file, size, block);
+    alloc_detail::glibc_emulation(file, size, block, opts);
   } else {
     r.used = InitMethod::kZeroWrite;
-    alloc_detail::zero_write(file, size, opts.direct_io, &r.direct_io);
+    alloc_detail::zero_write(file, size, opts, &r.direct_io);
   }
   *wrote_nothing = false;
 }
@@ -100,14 +100,14 @@ AllocReport allocate_file(File& file, std::uint64_t size_bytes, const AllocOptio
   bool unused = false;
   switch (opts.method) {
     case InitMethod::kZeroWrite:
-      alloc_detail::zero_write(file, size_bytes, opts.direct_io, &r.direct_io);
+      alloc_detail::zero_write(file, size_bytes, opts, &r.direct_io);
       break;
     case InitMethod::kPosixFallocate:
     case InitMethod::kFallocateKeepSize:
       allocate_by_fallocate(file, size_bytes, opts, r, &unused);
       break;
     case InitMethod::kGlibcEmulation:
-      alloc_detail::glibc_emulation(file, size_bytes, block_size_of(file));
+      alloc_detail::glibc_emulation(file, size_bytes, block_size_of(file), opts);
       break;
     case InitMethod::kSparse:
       alloc_detail::sparse(file, size_bytes);

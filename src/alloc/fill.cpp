@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
+#include <algorithm>
 
 #include "fill.h"
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 
 namespace walseg::alloc_detail {
 namespace {
@@ -24,30 +27,34 @@ const char* zero_buffer() {
   return buf;
 }
 
-void write_zeros(File& f, std::uint64_t size_bytes) {
-  struct iovec iov[kZeroWriteIovecs];
-  for (auto& v : iov) v = {const_cast<char*>(zero_buffer()), kZeroWriteBufferBytes};
+void write_zeros(File& f, std::uint64_t size_bytes, const AllocOptions& opts) {
+  constexpr std::uint64_t kMaxIovecs = 1024;  // IOV_MAX on Linux
+  std::uint64_t chunk = std::clamp<std::uint64_t>(opts.write_chunk_bytes, 4096,
+                                                  kZeroWriteBufferBytes * kMaxIovecs);
+  std::uint64_t piece = std::min(chunk, kZeroWriteBufferBytes);
+  std::vector<struct iovec> iov((chunk + piece - 1) / piece);
   std::uint64_t off = 0;
+  if (opts.on_progress) opts.on_progress(0, size_bytes);
   while (off < size_bytes) {
-    std::uint64_t left = size_bytes - off;
+    std::uint64_t want = std::min(chunk, size_bytes - off);
     int n = 0;
-    std::uint64_t bytes = 0;
-    while (n < kZeroWriteIovecs && bytes < left) {
-      std::uint64_t l = std::min<std::uint64_t>(kZeroWriteBufferBytes, left - bytes);
-      iov[n].iov_len = l;
+    for (std::uint64_t bytes = 0; bytes < want; ++n) {
+      std::uint64_t l = std::min(piece, want - bytes);
+      iov[n] = {const_cast<char*>(zero_buffer()), l};
       bytes += l;
-      ++n;
     }
-    f.pwritev_all(iov, n, off);
-    off += bytes;
+    f.pwritev_all(iov.data(), n, off);
+    off += want;
+    if (off * 2 >= size_bytes && (off - want) * 2 < size_bytes) failpoint::hit("alloc.half_fill");
+    if (opts.on_progress) opts.on_progress(off, size_bytes);
   }
 }
 
 }  // namespace
 
-void zero_write(File& file, std::uint64_t size_bytes, bool direct_io, bool* used_direct) {
+void zero_write(File& file, std::uint64_t size_bytes, const AllocOptions& opts, bool* used_direct) {
   *used_direct = false;
-  if (direct_io && size_bytes % 4096 == 0) {
+  if (opts.direct_io && size_bytes % 4096 == 0) {
     // A second descriptor: the caller's stays buffered for whatever comes after the fill.
     // tmpfs and some FUSE filesystems refuse O_DIRECT with EINVAL; then write buffered.
     File direct;
@@ -57,16 +64,17 @@ void zero_write(File& file, std::uint64_t size_bytes, bool direct_io, bool* used
       if (e.errnum() != EINVAL) throw;
     }
     if (direct.is_open()) {
-      write_zeros(direct, size_bytes);
+      write_zeros(direct, size_bytes, opts);
       direct.close();
       *used_direct = true;
       return;
     }
   }
-  write_zeros(file, size_bytes);
+  write_zeros(file, size_bytes, opts);
 }
 
-void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_bytes) {
+void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_bytes,
+                     const AllocOptions& opts) {
   // glibc caps the step at 4096: NFS reports a large f_bsize that would leave holes.
   std::uint64_t step = block_bytes == 0 ? 512 : std::min<std::uint64_t>(block_bytes, 4096);
   // Its own read-write descriptor, as the issue asks: the caller's may be write-only.
@@ -80,6 +88,7 @@ void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_b
       if (rw.pread(&c, 1, off) == 1 && c != 0) continue;
     }
     rw.pwrite_all(&zero, 1, off);
+    if (opts.on_progress && (off + 1) % kZeroWriteBufferBytes < step) opts.on_progress(off + 1, size_bytes);
   }
   rw.close();
 }

@@ -13,14 +13,17 @@ namespace walseg::alloc_detail {
 int fallocate_chunked(File& file, int mode, std::uint64_t size_bytes, std::uint64_t block_bytes,
                       std::uint64_t* eintr_retries);
 
-/// Writes zeros over [0, size) with pwritev of kZeroWriteIovecs x kZeroWriteBufferBytes.
-/// With direct_io tries an O_DIRECT descriptor of its own first; *used_direct tells which ran.
-void zero_write(File& file, std::uint64_t size_bytes, bool direct_io, bool* used_direct);
+/// Writes zeros over [0, size) with pwritev calls of opts.write_chunk_bytes made of
+/// kZeroWriteBufferBytes iovecs, calling opts.on_progress after each. With opts.direct_io tries
+/// an O_DIRECT descriptor of its own first; *used_direct tells which ran.
+void zero_write(File& file, std::uint64_t size_bytes, const AllocOptions& opts, bool* used_direct);
 
 /// glibc's posix_fallocate emulation: one zero byte at the end of every block of
 /// min(f_bsize, 4096) bytes (512 if unknown), skipping blocks whose byte is already non-zero,
 /// through its own O_RDWR descriptor.
-void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_bytes);
+/// opts.on_progress is called every kZeroWriteBufferBytes of file covered.
+void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_bytes,
+                     const AllocOptions& opts);
 
 /// One zero byte at size-1: the file has its size and holes before it.
 void sparse(File& file, std::uint64_t size_bytes);

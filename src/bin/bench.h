@@ -43,6 +43,8 @@ struct Row {
   std::uint64_t allocated_bytes = 0;  ///< per segment, st_blocks * 512, after creation
   std::uint64_t syscalls = 0;         ///< per segment creation
   bool reference = false;             ///< a PostgreSQL reference row, not a walseg method
+  std::string config;                 ///< phase switch: "unpooled", "pooled", "recycled"
+  std::string kind;                   ///< phase switch: "boundary" or "ordinary" appends
 };
 
 /// A phase's working directory: `root`/<phase>/<method>, created fresh.
@@ -53,6 +55,10 @@ std::vector<Row> bench_create(const BenchSettings& s, const std::string& root);
 /// Phase `write`: write_size pwrite + sync into fresh segments of each method, a recycled
 /// segment, and plain append.
 std::vector<Row> bench_write(const BenchSettings& s, const std::string& root);
+
+/// Phase `switch`: one writer appending across segment boundaries with the segment manager
+/// unpooled, pooled and refilled only by recycling; boundary vs ordinary append latency.
+std::vector<Row> bench_switch(const BenchSettings& s, const std::string& root);
 
 /// Progress line on stderr (only when s.progress).
 void progress(const BenchSettings& s, const std::string& phase, const std::string& method,

@@ -74,7 +74,7 @@ std::vector<Row> bench_create(const BenchSettings& s, const std::string& root) {
   // Recycling needs complete, written segments to rename: make them first, untimed.
   Series& rec = series.back();
   for (SegNo i = 1; i <= n; ++i)
-    create_segment(rec.dir, segment_file_name(1, i, size), size, AllocOptions{InitMethod::kZeroWrite, s.config.fallocate_fallback, true});
+    create_segment(rec.dir, segment_file_name(1, i, size), size, AllocOptions{.method = InitMethod::kZeroWrite, .fallback = s.config.fallocate_fallback});
 
   for (SegNo i = 1; i <= n; ++i) {
     for (auto& se : series) {
@@ -86,14 +86,14 @@ std::vector<Row> bench_create(const BenchSettings& s, const std::string& root) {
         se.allocated = size;
         continue;
       }
-      AllocOptions opts{se.method.value_or(InitMethod::kZeroWrite), s.config.fallocate_fallback, true};
+      AllocOptions opts{.method = se.method.value_or(InitMethod::kZeroWrite), .fallback = s.config.fallocate_fallback};
       CreateReport r = create_segment(se.dir, segment_file_name(1, i, size), size, opts, se.fill);
       se.us.push_back(static_cast<double>(r.times.total_us));
       se.allocated = r.alloc.allocated_bytes;
       se.syscalls = r.syscalls;
       se.used = se.reference ? "zero_write" : std::string(to_string(r.alloc.used));
-      if (!r.alloc.fallback_reason.empty()) se.note = r.alloc.fallback_reason;
-      if (r.alloc.direct_io) se.note = "O_DIRECT";
+      se.note = r.alloc.fallback_reason;
+      if (r.alloc.direct_io) se.note += se.note.empty() ? "O_DIRECT" : "; O_DIRECT";
     }
   }
   std::vector<Row> rows;

@@ -48,7 +48,7 @@ void sync(File& f, SyncMethod m) {
 std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, const std::vector<char>& pattern) {
   std::uint64_t size = s.segment_size;
   std::string old_name = segment_file_name(1, segno, size);
-  create_segment(dir, old_name, size, AllocOptions{InitMethod::kZeroWrite, s.config.fallocate_fallback, true});
+  create_segment(dir, old_name, size, AllocOptions{.method = InitMethod::kZeroWrite, .fallback = s.config.fallocate_fallback});
   File f = File::open(dir.path_of(old_name), O_RDWR);
   for (std::uint64_t off = 0; off < size; off += pattern.size())
     f.pwrite_all(pattern.data(), std::min<std::uint64_t>(pattern.size(), size - off), off);
@@ -79,7 +79,7 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
         name = make_recycled(s, se.dir, i, record);
       } else {
         name = segment_file_name(1, i, size);
-        CreateReport r = create_segment(se.dir, name, size, AllocOptions{se.method, s.config.fallocate_fallback, true});
+        CreateReport r = create_segment(se.dir, name, size, AllocOptions{.method = se.method, .fallback = s.config.fallocate_fallback});
         se.used = std::string(to_string(r.alloc.used));
         se.note = r.alloc.fallback_reason;
         se.allocated = r.alloc.allocated_bytes;

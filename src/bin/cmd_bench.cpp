@@ -5,7 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
-#include <set>
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -19,7 +19,7 @@
 namespace walseg::tool {
 namespace {
 
-const std::set<std::string> kPhases = {"create", "write"};
+const std::vector<std::string> kPhases = {"create", "write", "switch"};
 
 struct BenchArgs {
   std::string dir;
@@ -59,6 +59,17 @@ void print_rows(const std::vector<Row>& rows, const std::string& phase, const st
                r.method_used, cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
                cell(r.lat.max), fmt::format("{:.1f}", r.ops_per_s), r.allocated_bytes, r.note);
   }
+}
+
+void print_switch_rows(const std::vector<Row>& rows, const BenchSettings& s) {
+  fmt::print("\nAppends across segment boundaries ({} pwrite + fdatasync), microseconds per append:\n",
+             format_size(s.write_size));
+  fmt::print("  {:<9} {:<9} {:<16} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "config", "appends", "method", "n",
+             "p50", "p99", "p99.9", "max");
+  for (const Row& r : rows)
+    if (r.phase == "switch")
+      fmt::print("  {:<9} {:<9} {:<16} {:>7} {:>9} {:>9} {:>9} {:>9}\n", r.config, r.kind, r.method,
+                 r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.p999), cell(r.lat.max));
 }
 
 // An init method row (not a PostgreSQL reference, not recycle/recycled) of the given phase.
@@ -109,13 +120,16 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
 }
 
 nlohmann::json row_json(const Row& r, const FsInfo& fs) {
-  return {{"phase", r.phase}, {"method", r.method}, {"io", r.io}, {"n", r.lat.n},
+  nlohmann::json j = {{"phase", r.phase}, {"method", r.method}, {"io", r.io}, {"n", r.lat.n},
           {"median_us", r.lat.median}, {"p90_us", r.lat.p90}, {"p99_us", r.lat.p99},
           {"p999_us", r.lat.p999}, {"max_us", r.lat.max}, {"mean_us", r.lat.mean},
           {"ops_per_s", r.ops_per_s}, {"mb_per_s", r.mb_per_s},
           {"allocated_bytes", r.allocated_bytes}, {"method_used", r.method_used},
           {"note", r.note}, {"reference", r.reference}, {"syscalls", r.syscalls},
           {"fs_type", fs.type_name}, {"fs_mount_options", fs.mount_options}};
+  if (!r.config.empty()) j["config"] = r.config;
+  if (!r.kind.empty()) j["kind"] = r.kind;
+  return j;
 }
 
 BenchSettings make_settings(const BenchArgs& a) {
@@ -143,9 +157,9 @@ BenchSettings make_settings(const BenchArgs& a) {
 
 void run_bench(const BenchArgs& a) {
   BenchSettings s = make_settings(a);
-  std::vector<std::string> phases = a.phases.empty() ? std::vector<std::string>{"create", "write"} : a.phases;
+  std::vector<std::string> phases = a.phases.empty() ? kPhases : a.phases;
   for (const auto& p : phases)
-    if (!kPhases.count(p))
+    if (std::find(kPhases.begin(), kPhases.end(), p) == kPhases.end())
       throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
   // Always a directory of our own, so cleanup never removes anything the user had.
   std::string parent = a.dir.empty() ? std::string(".") : a.dir;
@@ -156,14 +170,16 @@ void run_bench(const BenchArgs& a) {
   std::vector<Row> rows;
   try {
     for (const auto& p : phases) {
-      auto got = p == "create" ? bench_create(s, root) : bench_write(s, root);
+      auto got = p == "create" ? bench_create(s, root) : p == "write" ? bench_write(s, root) : bench_switch(s, root);
       rows.insert(rows.end(), got.begin(), got.end());
       if (s.progress) fmt::print(stderr, "\r\033[K");
       if (p == "create")
         print_rows(rows, "create", "Segment creation (temp file, fill, fsync, rename, directory fsync), microseconds per segment:");
-      else
+      else if (p == "write")
         print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
                                               format_size(s.write_size), to_string(s.config.sync_method)));
+      else
+        print_switch_rows(rows, s);
     }
   } catch (...) {
     if (!a.keep) std::filesystem::remove_all(root);
@@ -203,7 +219,7 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
   cmd->add_flag("--full", a->full, "write whole segments in the write phase");
   cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
-  cmd->add_option("--phases", a->phases, "phases to run: create, write (default: all)")->delimiter(',');
+  cmd->add_option("--phases", a->phases, "phases to run: create, write, switch (default: all)")->delimiter(',');
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });

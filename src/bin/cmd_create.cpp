@@ -31,7 +31,7 @@ void run_create(const CreateArgs& a) {
   if (cfg.init_method == InitMethod::kAuto)
     throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
   Directory dir = Directory::open(a.dir, true);
-  AllocOptions opts{cfg.init_method, cfg.fallocate_fallback, true};
+  AllocOptions opts{.method = cfg.init_method, .fallback = cfg.fallocate_fallback};
   fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
   for (int i = 0; i < a.count; ++i) {
     std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), cfg.segment_size_bytes);

@@ -1,5 +1,8 @@
 // The settings options every walseg subcommand takes: --config FILE and repeatable
-// -c name=value, and the Config they produce (issue: settings).
+// -c name=value, and the settings they produce, with the start rules of guc_load.h (any error
+// rejects everything and every error is reported).
+//
+// Thread-safety: call from main's thread only. Lifetimes: `opts` must outlive the CLI parse.
 #pragma once
 
 #include <string>
@@ -8,19 +11,29 @@
 #include <CLI/CLI.hpp>
 
 #include "walseg/config.h"
+#include "walseg/guc_load.h"
+#include "walseg/guc_registry.h"
 
 namespace walseg::tool {
 
 struct SettingsOptions {
-  std::string config_file;              ///< --config FILE ("" = none)
-  std::vector<std::string> overrides;   ///< each -c name=value, in order
+  std::string config_file;             ///< --config FILE ("" = none)
+  std::vector<std::string> overrides;  ///< each -c name=value, in order
 };
 
 /// Adds --config and -c to a subcommand, storing into opts (which must outlive the parse).
 void add_settings_options(CLI::App& cmd, SettingsOptions& opts);
 
-/// Defaults < settings file < -c overrides. Throws std::runtime_error whose what() lists every
-/// error found (file, line, parameter, value), one per line.
+/// Applies defaults < settings file (with includes) < -c overrides to `registry` and returns
+/// the report without throwing: errors, notes and PostgreSQL's summary line. `registry` is
+/// changed only when the report has no errors.
+guc::LoadReport apply_settings(const SettingsOptions& opts, guc::Registry& registry);
+
+/// The walseg registry after apply_settings. Throws guc::ConfigException (a
+/// std::runtime_error) whose what() lists every error found, one per line.
+guc::Registry load_registry(const SettingsOptions& opts);
+
+/// make_config(load_registry(opts)); throws as load_registry.
 Config load_config(const SettingsOptions& opts);
 
 }  // namespace walseg::tool

@@ -6,11 +6,11 @@
 namespace walseg::guc {
 
 namespace {
-// PostgreSQL puts the location into the message of file-level errors ("syntax error in file
-// "F" line N, ..."); for value errors the location is added after the message instead.
+// PostgreSQL puts the location into the message of syntax and unknown-name errors ("syntax
+// error in file "F" line N, ..."); for other errors, including a failed include (whose
+// message names the included file, not the includer), it is added after the message.
 bool location_in_message(ErrorKind kind) {
-  return kind == ErrorKind::kSyntax || kind == ErrorKind::kInclude ||
-         kind == ErrorKind::kUnknownParameter;
+  return kind == ErrorKind::kSyntax || kind == ErrorKind::kUnknownParameter;
 }
 }  // namespace
 

@@ -40,9 +40,14 @@ Directory::~Directory() {
 
 Directory Directory::open(const std::string& path, bool create) {
   if (create) {
-    std::error_code ec;
-    std::filesystem::create_directories(path, ec);
-    if (ec) throw dir_error(ec.value(), "create", path);
+    // Each missing component with mode 0700, as the header promises (and as PostgreSQL makes
+    // pg_wal); std::filesystem::create_directories would use 0777 & ~umask.
+    std::filesystem::path partial;
+    for (const auto& part : std::filesystem::path(path)) {
+      partial /= part;
+      if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+        throw dir_error(errno, "create", partial.string());
+    }
   }
   int err = inject("open");
   int fd = -1;

@@ -48,7 +48,9 @@ std::uint64_t parse_count(std::string_view entry, std::string_view digits) {
   std::uint64_t v = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') throw bad_spec(entry, "not a number");
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    auto d = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) throw bad_spec(entry, "number out of range");
+    v = v * 10 + d;
   }
   return v;
 }

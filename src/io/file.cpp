@@ -60,9 +60,11 @@ void File::pwritev_all(const struct iovec* iov_in, int iovcnt, std::uint64_t off
   for (const auto& v : iov) total += v.iov_len;
   std::size_t written = 0;
   std::size_t first = 0;  // index of the first iovec with bytes left
+  // Traced under the same name its failpoint uses, so a trace can be matched to failpoints.
+  const char* name = iovcnt == 1 ? "pwrite" : "pwritev";
   while (written < total) {
     std::size_t want = total - written;
-    int err = inject(iovcnt == 1 ? "pwrite" : "pwritev", &want);
+    int err = inject(name, &want);
     ssize_t r = -1;
     if (err == 0) {
       // A short failpoint limits the transfer by trimming the vector it sees.
@@ -77,7 +79,7 @@ void File::pwritev_all(const struct iovec* iov_in, int iovcnt, std::uint64_t off
                     static_cast<off_t>(offset + written));
       if (r < 0) err = errno;
     }
-    done("pwrite", path_, err);
+    done(name, path_, err);
     if (err == EINTR) continue;
     if (err != 0)
       throw file_error(err, "write to", path_,

@@ -64,6 +64,12 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
   CreateReport report;
   report.name = final_name;
   std::string method = custom_fill ? "custom fill" : std::string(to_string(opts.method));
+  // Checked before any syscall, so that EINVAL can never be mistaken for "unsupported" (C02).
+  if (size_bytes == 0 || size_bytes % 4096 != 0)
+    throw make_error(EINVAL, "create", dir.path_of(final_name),
+                     fmt::format("invalid size {} bytes for segment \"{}\": must be a positive "
+                                 "multiple of 4096",
+                                 size_bytes, dir.path_of(final_name)));
   if (dir.exists(final_name))
     throw make_error(EEXIST, "create", dir.path_of(final_name),
                      fmt::format("could not create segment \"{}\": file exists",
@@ -107,6 +113,14 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
     } catch (const Error&) {
     }
     throw annotate(e, dir.path_of(final_name), size_bytes, method);
+  } catch (...) {
+    // A custom fill or a progress callback may throw anything (a cancelled background fill):
+    // the half-made file must go all the same.
+    try {
+      dir.unlink(renamed ? final_name : temp, true);
+    } catch (const Error&) {
+    }
+    throw;
   }
   report.times.total_us = micros_since(t0);
   report.syscalls = io_trace::thread_syscalls() - syscalls_before;

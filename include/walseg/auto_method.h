@@ -1,0 +1,54 @@
+// walseg.init_method = auto: the init method for a directory chosen by measurement, not by a
+// guess about the filesystem.
+//
+// On first use of a directory, and again when its filesystem changes (type or device), a short
+// probe runs each candidate method on a few MiB in the directory itself: the durable creation
+// (fill + fsync) and then first-pass commits (kProbeWriteBytes of 8 kB pwrite + fdatasync into
+// the new file), the same measurements as `walseg bench`'s create and write phases. The rule,
+// shared with the bench's verdict (decide_init_method), picks the method whose commits are
+// fastest (median within 10% of the best), and among those the cheapest to create, since the
+// preallocator keeps creation off the commit path anyway. The decision and its numbers are
+// cached in `walseg.auto` inside the directory and logged with the reason.
+//
+// Not for: choosing anything else (sync method, recycling).
+// Thread-safety: call while holding the directory's DirLock (the segment manager does).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "walseg/config.h"
+#include "walseg/directory.h"
+
+namespace walseg {
+
+inline constexpr const char* kAutoCacheFileName = "walseg.auto";
+inline constexpr std::uint64_t kProbeFileBytes = 4 * kMiB;
+inline constexpr std::uint64_t kProbeWriteBytes = 1 * kMiB;
+inline constexpr std::uint64_t kProbeCommitBytes = 8192;
+
+/// One candidate's measurements, microseconds.
+struct ProbeResult {
+  InitMethod method = InitMethod::kZeroWrite;
+  double create_us = 0;      ///< fill + fsync of the probe file
+  double commit_median_us = 0;
+  double commit_p99_us = 0;
+};
+
+struct AutoDecision {
+  InitMethod method = InitMethod::kZeroWrite;
+  std::string reason;               ///< one line with the numbers behind the choice
+  bool from_cache = false;
+  std::vector<ProbeResult> probes;
+};
+
+/// The rule: fastest commit median within 10%, then cheapest creation. `results` must not be
+/// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
+InitMethod decide_init_method(const std::vector<ProbeResult>& results);
+
+/// Returns the cached decision if it was made on this filesystem, else probes, caches and
+/// logs. cfg supplies the fallback rule for posix_fallocate. Throws walseg::Error from the
+/// probe's file operations (the probe files, named xlogtemp.*, are removed either way).
+AutoDecision choose_init_method(Directory& dir, const Config& cfg);
+
+}  // namespace walseg

@@ -1,0 +1,38 @@
+// DirLock: one process manages one WAL directory. Opening takes an exclusive flock(2) on the
+// lock file `walseg.lock` inside the directory and writes the holder's PID into it, so that a
+// second opener is refused with a message naming the holder, as PostgreSQL's postmaster.pid
+// refuses a second postmaster.
+//
+// flock locks die with the process, so a crashed holder never leaves the directory locked; the
+// file itself stays (it is not a segment and the scan leaves it alone).
+// Not for: locking between threads of one process (the segment manager's mutex does that).
+// Thread-safety: a DirLock is owned by one SegmentManager; not shared.
+#pragma once
+
+#include <string>
+
+#include "walseg/directory.h"
+#include "walseg/file.h"
+
+namespace walseg {
+
+inline constexpr const char* kLockFileName = "walseg.lock";
+
+class DirLock {
+ public:
+  /// Locks `dir`. Throws walseg::Error: EWOULDBLOCK with
+  /// `could not lock directory "D": it is in use by process PID` when another process holds
+  /// it, or the open/write error of the lock file.
+  static DirLock acquire(Directory& dir);
+
+  DirLock() = default;
+  DirLock(DirLock&&) noexcept = default;
+  DirLock& operator=(DirLock&&) noexcept = default;
+  /// Releases the lock (closing the descriptor releases the flock).
+  ~DirLock() = default;
+
+ private:
+  File file_;
+};
+
+}  // namespace walseg

@@ -1,0 +1,74 @@
+// walseg's settings: the table (one entry per setting, in src/guc/definitions.cpp), the rules
+// across settings, and the typed Config snapshot built from a registry over that table.
+//
+// Base units (what a number written without a unit means) and ranges:
+//
+//   setting                    type     base unit  range                   default     context
+//   walseg.segment_size        integer  kB         1024 .. 1048576, 2^n    16MB        postmaster
+//   walseg.init_method         enum                zero_write, ...         zero_write  user
+//   walseg.fallocate_fallback  enum                zero_write, ...         zero_write  user
+//   walseg.recycle             bool                                        on          user
+//   walseg.min_size            integer  MB         2 .. 2147483647         80MB        sighup
+//   walseg.max_size            integer  MB         2 .. 2147483647         1GB         sighup
+//   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup
+//   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup
+//   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster
+//   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster
+//   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster
+//
+// Why these units: min_size and max_size use MB as PostgreSQL's min_wal_size/max_wal_size do;
+// block_size uses bytes because PostgreSQL shows its block sizes in bytes (8192);
+// segment_size and wal_buffers use kB like most PostgreSQL memory settings. The ranges make
+// the classic mistakes fail loudly instead of silently: `segment_size = 16777216` (bytes
+// meant) is 16 GB in kB and out of range, `segment_size = 16` (MB meant) is 16 kB and out of
+// range, `block_size = 8` (kB meant) is 8 bytes and out of range. wal_buffers deliberately
+// does not count in pages as PostgreSQL's does: the page size is itself a setting here.
+// Contexts: segment size, block size, I/O method and buffer size shape memory and files made
+// at start (postmaster); init method, fallback and recycling may change per session as
+// PostgreSQL's wal_init_zero/wal_recycle (SUSET) do; the rest follow a reload (sighup).
+//
+// Rules across settings, checked at start and after a reload (guc_load.h):
+//   min_size >= 2 * segment_size (PostgreSQL's rule for min_wal_size), max_size >= min_size,
+//   wal_buffers >= 4 * block_size (PostgreSQL's minimum of four WAL pages).
+//
+// Not for: the PostgreSQL extension's registration of the same table (contrib/walseg).
+// Thread-safety: the table is immutable; make_walseg_registry returns an independent value.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "walseg/config.h"
+#include "walseg/guc_registry.h"
+
+namespace walseg::guc {
+
+inline constexpr std::string_view kWalsegPrefix = "walseg.";
+
+inline constexpr std::string_view kSegmentSize = "walseg.segment_size";
+inline constexpr std::string_view kInitMethod = "walseg.init_method";
+inline constexpr std::string_view kFallocateFallback = "walseg.fallocate_fallback";
+inline constexpr std::string_view kRecycle = "walseg.recycle";
+inline constexpr std::string_view kMinSize = "walseg.min_size";
+inline constexpr std::string_view kMaxSize = "walseg.max_size";
+inline constexpr std::string_view kPreallocSegments = "walseg.prealloc_segments";
+inline constexpr std::string_view kSyncMethod = "walseg.sync_method";
+inline constexpr std::string_view kIoMethod = "walseg.io_method";
+inline constexpr std::string_view kBlockSize = "walseg.block_size";
+inline constexpr std::string_view kWalBuffers = "walseg.wal_buffers";
+
+/// The table, in the order SHOW ALL lists it. Static storage.
+std::span<const SettingDef> walseg_settings();
+
+/// The cross-setting rules above, one error (kCrossCheck) per broken rule.
+std::vector<ConfigError> check_walseg_settings(const Registry& registry);
+
+/// A registry over walseg_settings() with prefix "walseg." and check_walseg_settings.
+Registry make_walseg_registry();
+
+/// The snapshot the library reads; sizes converted to bytes. `registry` must be a walseg
+/// registry (else std::logic_error).
+Config make_config(const Registry& registry);
+
+}  // namespace walseg::guc

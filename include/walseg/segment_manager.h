@@ -1,0 +1,168 @@
+// SegmentManager: owns one WAL directory the way PostgreSQL's checkpointer and XLogFileInit own
+// pg_wal, but keeps segment creation off the commit path.
+//
+// Opening locks the directory (DirLock), scans it (dir_scan.h), resolves walseg.init_method =
+// auto (auto_method.h), and starts a background preallocator that keeps
+// walseg.prealloc_segments complete segments ready beyond the write position, created by the
+// init method with the durable install protocol (segment_install.h), paced against the rate the
+// writer consumes segments so that the fill's I/O disturbs commits as little as possible.
+//
+// The writer asks next_segment(segno) when it moves into a segment: a ready segment is returned
+// at once; otherwise one is created synchronously and a *stall* is counted with its duration.
+// retire(segno) is the checkpoint hook: every segment below segno is no longer needed; with
+// walseg.recycle = on and within the recycle horizon (recycle_horizon.h, as XLOGfileslop) it is
+// renamed to the lowest free future name and counts as ready; otherwise it is removed durably.
+// Only complete segments of the current size are ever recycled or removed (invariant 6).
+//
+// Errors: public calls throw walseg::Error. The preallocator keeps its first error and stops;
+// the next next_segment() or retire() throws it, after which the preallocator tries again
+// (the condition, e.g. a full disk, may have been cleared).
+// Thread-safety: all public methods may be called from any thread; one writer is expected to
+// call next_segment with non-decreasing segment numbers.
+// Lifetime: the manager must outlive every ReadySegment path it handed out that is in use.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "walseg/config.h"
+#include "walseg/dir_lock.h"
+#include "walseg/dir_scan.h"
+#include "walseg/directory.h"
+#include "walseg/error.h"
+#include "walseg/latency_stats.h"
+#include "walseg/recycle_horizon.h"
+#include "walseg/segment_install.h"
+#include "walseg/segment_name.h"
+
+namespace walseg {
+
+/// Bytes per write of the preallocator's zero fill (see preallocator.cpp for why it is small).
+inline constexpr std::uint64_t kBackgroundFillChunkBytes = 256 * 1024;
+
+/// A segment handed to the writer: complete, exactly segment_size bytes (or empty in append
+/// mode), under a durable final name.
+struct ReadySegment {
+  TimeLineId timeline = 0;
+  SegNo segno = 0;
+  std::string name;
+  std::string path;
+  bool recycled = false;       ///< renamed from an old segment: holds stale bytes (invariant 5)
+  bool stalled = false;        ///< the pool did not have it ready
+  std::uint64_t wait_us = 0;   ///< time next_segment spent waiting or creating
+};
+
+/// Counters and latency summaries (microseconds).
+struct ManagerStats {
+  InitMethod method = InitMethod::kZeroWrite;            ///< method in use (auto resolved)
+  std::map<std::string, std::uint64_t> created_by_method; ///< by method actually used
+  std::uint64_t recycled = 0;
+  std::uint64_t removed = 0;
+  std::uint64_t stalls = 0;
+  LatencySummary stall;       ///< time next_segment waited when the pool was empty
+  LatencySummary create;      ///< whole durable creation
+  LatencySummary fill, fsync, rename, dir_fsync;  ///< creation steps
+  LatencySummary recycle;     ///< rename + directory fsync of a recycled segment
+  std::size_t ready_ahead = 0;  ///< complete segments beyond the write position now
+};
+
+class SegmentManager {
+ public:
+  struct Options {
+    Config config;
+    TimeLineId timeline = 1;
+    bool background = true;  ///< false: no preallocator (every next_segment creates: "unpooled")
+  };
+
+  /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
+  /// by another process (naming its PID), the scan failed, or the segment size is invalid.
+  SegmentManager(const std::string& dir, Options opts);
+  /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
+  ~SegmentManager();
+  SegmentManager(const SegmentManager&) = delete;
+  SegmentManager& operator=(const SegmentManager&) = delete;
+
+  /// Returns segment `segno` of the current timeline, ready to be written. Throws walseg::Error
+  /// from a synchronous creation, or the preallocator's stored first error.
+  ReadySegment next_segment(SegNo segno);
+
+  /// Segments below first_needed are no longer needed: recycle or remove them (see above).
+  /// Throws walseg::Error from a rename, unlink or directory fsync (already-done work stays).
+  void retire(SegNo first_needed);
+
+  /// New segments and recycled names use `tli` from now on (case C20). Segments named for the
+  /// old timeline become retire candidates.
+  void set_timeline(TimeLineId tli);
+
+  /// Switches to timeline new_tli at switch_lsn, as PostgreSQL's XLogInitNewTimeline: the
+  /// segment containing switch_lsn is installed on new_tli as a copy of the current timeline's
+  /// segment up to switch_lsn and zeros after it, so that a restart right after the switch
+  /// finds the valid part instead of a zero-filled file ("invalid magic number 0000", case
+  /// C20); then set_timeline(new_tli). Returns that segment. Throws walseg::Error if the old
+  /// segment is missing or any step of the durable installation fails (nothing is switched).
+  ReadySegment switch_timeline(TimeLineId new_tli, Lsn switch_lsn);
+
+  ManagerStats stats() const;
+  const ScanReport& scan_report() const { return scan_; }
+  const Config& config() const { return cfg_; }
+  Directory& directory() { return dir_; }
+
+  /// Waits until n segments are ready ahead (or the preallocator failed, or timeout).
+  /// Returns the number ready. For tests and the bench.
+  std::size_t wait_ready(std::size_t n, std::chrono::milliseconds timeout);
+
+ private:
+  struct Job {
+    TimeLineId timeline;
+    SegNo segno;
+  };
+  void preallocator_loop();                      // the background thread (preallocator.cpp)
+  std::optional<Job> next_job_locked() const;    // what the pool should make next
+  void pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::uint64_t done, std::uint64_t total,
+            std::chrono::steady_clock::time_point started);
+  CreateReport create(const Job& job, bool background);
+  void record_created_locked(const Job& job, const CreateReport& r);
+  void throw_stored_error_locked();
+  void start_preallocator();
+  void stop_preallocator();
+  std::size_t ready_ahead_locked() const;
+  bool remove_or_recycle(const SegmentName& old, SegNo horizon);
+
+  Config cfg_;
+  bool background_;
+  Directory dir_;
+  DirLock lock_;
+  ScanReport scan_;
+  AllocOptions alloc_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  ///< wakes the preallocator
+  std::condition_variable done_cv_;  ///< a creation finished (or failed)
+  TimeLineId timeline_;
+  SegNo position_ = 0;                          ///< last segment handed out
+  std::map<SegNo, bool> existing_;              ///< complete segments of timeline_ (-> recycled)
+  std::set<SegmentName, bool (*)(const SegmentName&, const SegmentName&)> others_;  ///< other timelines
+  std::set<SegNo> in_progress_;                 ///< names being created or recycled into
+  std::optional<Error> error_;
+  bool stop_ = false;
+  std::thread thread_;
+  // consumption rate, for pacing: smoothed seconds between next_segment calls
+  std::optional<std::chrono::steady_clock::time_point> last_switch_;
+  double switch_interval_s_ = 0;
+  DistanceEstimate distance_;
+  std::optional<SegNo> last_retire_;
+  // stats
+  std::map<std::string, std::uint64_t> created_by_method_;
+  std::uint64_t recycled_ = 0, removed_ = 0, stalls_ = 0;
+  LatencyRecorder stall_, create_, fill_, fsync_, rename_, dir_fsync_, recycle_;
+};
+
+}  // namespace walseg

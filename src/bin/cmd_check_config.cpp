@@ -1,0 +1,53 @@
+// walseg check-config [FILE]: validates a settings file set (FILE or --config, with includes,
+// plus any -c options) with the start rules, lists every error and exits 1 if there is one.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "settings_options.h"
+#include "walseg/guc_definitions.h"
+
+namespace walseg::tool {
+namespace {
+
+struct CheckOptions {
+  SettingsOptions settings;
+  std::string file;
+};
+
+void run(CheckOptions opts) {
+  if (!opts.file.empty()) opts.settings.config_file = opts.file;
+  if (opts.settings.config_file.empty()) {
+    std::fprintf(stderr, "walseg: check-config needs a settings file (FILE or --config)\n");
+    exit_status() = 2;
+    return;
+  }
+  guc::Registry registry = guc::make_walseg_registry();
+  guc::LoadReport report = apply_settings(opts.settings, registry);
+  for (const auto& note : report.notes) fmt::print("LOG:  {}\n", note);
+  for (const auto& e : report.errors) fmt::print(stderr, "ERROR:  {}\n", e.to_string());
+  if (!report.ok()) {
+    fmt::print(stderr, "FATAL:  {}\n", report.summary);
+    exit_status() = 1;
+    return;
+  }
+  int from_file = 0;
+  for (const auto& row : registry.show_all())
+    if (!row.sourcefile.empty()) ++from_file;
+  fmt::print("configuration file \"{}\" is valid ({} walseg setting{} set in it)\n",
+             opts.settings.config_file, from_file, from_file == 1 ? "" : "s");
+}
+
+RegisterCommand reg("check-config", [](CLI::App& app) {
+  auto opts = std::make_shared<CheckOptions>();
+  CLI::App* cmd = app.add_subcommand("check-config", "validate a settings file and its includes");
+  cmd->add_option("file", opts->file, "settings file (default: --config)");
+  add_settings_options(*cmd, opts->settings);
+  cmd->callback([opts] { run(*opts); });
+});
+
+}  // namespace
+}  // namespace walseg::tool

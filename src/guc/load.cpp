@@ -1,0 +1,166 @@
+// Start and reload rules (include/walseg/guc_load.h).
+#include "walseg/guc_load.h"
+
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "text_util.h"
+
+namespace walseg::guc {
+
+namespace {
+
+struct Selection {
+  std::vector<const ConfigItem*> items;  ///< last occurrence of each known name, file order
+  std::vector<ConfigError> unknown;      ///< names under the prefix that are not settings
+};
+
+Selection select_items(const Registry& registry, const ParsedFiles& files) {
+  Selection out;
+  std::map<std::string, std::size_t> last;  // lower-cased name -> index of its last line
+  for (std::size_t i = 0; i < files.items.size(); ++i) {
+    const ConfigItem& item = files.items[i];
+    if (!registry.owns_name(item.name)) continue;  // someone else's (postgresql.conf)
+    if (registry.find(item.name) == nullptr) {
+      ConfigError e;
+      e.kind = ErrorKind::kUnknownParameter;
+      e.file = item.file;
+      e.line = item.line;
+      e.parameter = item.name;
+      e.message = fmt::format("unrecognized configuration parameter \"{}\" in file \"{}\" line {}",
+                              item.name, item.file, item.line);
+      out.unknown.push_back(std::move(e));
+      continue;
+    }
+    last[detail::to_lower(item.name)] = i;
+  }
+  for (std::size_t i = 0; i < files.items.size(); ++i) {
+    auto it = last.find(detail::to_lower(files.items[i].name));
+    if (it != last.end() && it->second == i) out.items.push_back(&files.items[i]);
+  }
+  return out;
+}
+
+ConfigError located(ConfigError e, const ConfigItem& item) {
+  e.file = item.file;
+  e.line = item.line;
+  return e;
+}
+
+// PostgreSQL names the file holding an error in its closing line; else the top file.
+std::string error_file(const std::vector<ConfigError>& errors, const std::string& top) {
+  for (auto it = errors.rbegin(); it != errors.rend(); ++it)
+    if (!it->file.empty()) return it->file;
+  return top;
+}
+
+void apply_items(Registry& next, const Selection& sel, Phase phase, LoadReport& report) {
+  for (const ConfigItem* item : sel.items)
+    if (auto err = next.set(item->name, item->value, Source::kFile, phase,
+                            Origin{item->file, item->line}))
+      report.errors.push_back(located(std::move(*err), *item));
+}
+
+void apply_overrides(Registry& next, std::span<const std::string> overrides, LoadReport& report) {
+  for (const std::string& opt : overrides) {
+    std::size_t eq = opt.find('=');
+    if (eq == std::string::npos) {
+      ConfigError e;
+      e.parameter = opt;
+      e.message = fmt::format("-c {} requires a value", opt);
+      report.errors.push_back(std::move(e));
+      continue;
+    }
+    // As PostgreSQL's ParseLongOption: dashes in the name stand for underscores.
+    std::string name = opt.substr(0, eq);
+    for (char& c : name)
+      if (c == '-') c = '_';
+    if (auto err = next.set(name, std::string_view(opt).substr(eq + 1), Source::kCommandLine,
+                            Phase::kStartup))
+      report.errors.push_back(std::move(*err));
+  }
+}
+
+// Notes and names for every setting whose effective value differs between the two.
+void report_changes(const Registry& before, const Registry& after, LoadReport& report) {
+  for (const auto& def : after.definitions()) {
+    std::string old_value = before.show(def.name)->value;
+    std::string new_value = after.show(def.name)->value;
+    if (old_value == new_value) continue;
+    report.changed.emplace_back(def.name);
+    report.notes.push_back(fmt::format("parameter \"{}\" changed to \"{}\"", def.name,
+                                       detail::printable(new_value)));
+  }
+}
+
+}  // namespace
+
+LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
+                         std::span<const std::string> overrides) {
+  LoadReport report;
+  Registry next = registry;
+  std::string top;
+  if (files != nullptr) {
+    top = files->top_file;
+    report.errors = files->errors;
+    report.notes = files->notes;
+    Selection sel = select_items(next, *files);
+    report.errors.insert(report.errors.end(), sel.unknown.begin(), sel.unknown.end());
+    apply_items(next, sel, Phase::kStartup, report);
+  }
+  apply_overrides(next, overrides, report);
+  // Rules across settings only mean something once every single value is valid.
+  if (report.errors.empty()) report.errors = next.cross_check();
+  if (!report.errors.empty()) {
+    std::string file = error_file(report.errors, top);
+    report.summary = file.empty() ? "settings contain errors"
+                                  : fmt::format("configuration file \"{}\" contains errors", file);
+    return report;
+  }
+  // No "changed to" notes at start: as in PostgreSQL, only a reload reports changes.
+  registry = std::move(next);
+  return report;
+}
+
+LoadReport reload(Registry& registry, const ParsedFiles& files) {
+  LoadReport report;
+  report.errors = files.errors;
+  report.notes = files.notes;
+  Selection sel = select_items(registry, files);
+  report.errors.insert(report.errors.end(), sel.unknown.begin(), sel.unknown.end());
+  auto nothing_applied = [&] {
+    report.summary = fmt::format("configuration file \"{}\" contains errors; no changes were applied",
+                                 error_file(report.errors, files.top_file));
+    return report;
+  };
+  if (!report.errors.empty()) return nothing_applied();
+
+  Registry next = registry;
+  std::set<std::string> in_file;
+  for (const ConfigItem* item : sel.items) in_file.insert(detail::to_lower(item->name));
+  for (const auto& def : next.definitions()) {
+    if (!next.has_value_from(def.name, Source::kFile) || in_file.count(detail::to_lower(def.name)))
+      continue;
+    if (auto err = next.unset(def.name, Source::kFile, Phase::kReload))
+      report.errors.push_back(std::move(*err));
+    else
+      report.notes.push_back(fmt::format(
+          "parameter \"{}\" removed from configuration file, reset to default", def.name));
+  }
+  apply_items(next, sel, Phase::kReload, report);
+  if (auto cross = next.cross_check(); !cross.empty()) {
+    report.errors.insert(report.errors.end(), cross.begin(), cross.end());
+    return nothing_applied();
+  }
+  report_changes(registry, next, report);
+  registry = std::move(next);
+  if (!report.errors.empty())
+    report.summary = fmt::format(
+        "configuration file \"{}\" contains errors; unaffected changes were applied",
+        error_file(report.errors, files.top_file));
+  return report;
+}
+
+}  // namespace walseg::guc

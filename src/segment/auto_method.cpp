@@ -1,0 +1,142 @@
+// walseg.init_method = auto (include/walseg/auto_method.h).
+#include "walseg/auto_method.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "walseg/allocator.h"
+#include "walseg/error.h"
+#include "walseg/fs_info.h"
+#include "walseg/log.h"
+#include "walseg/segment_name.h"
+
+namespace walseg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr InitMethod kCandidates[] = {InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
+                                      InitMethod::kGlibcEmulation, InitMethod::kSparse,
+                                      InitMethod::kFallocateKeepSize, InitMethod::kNone};
+
+double since_us(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// Fill + fsync of one probe file, then first-pass commits into it. The probe file has a
+// temporary name, so a crash mid-probe leaves only what the start-up scan removes.
+ProbeResult probe(Directory& dir, const Config& cfg, InitMethod method) {
+  std::string name = temp_file_name(static_cast<std::uint32_t>(::getpid()), 999'000 + static_cast<int>(method));
+  std::string path = dir.path_of(name);
+  ProbeResult r;
+  try {
+    File f = File::open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    auto t0 = Clock::now();
+    AllocReport a = allocate_file(f, kProbeFileBytes, AllocOptions{.method = method, .fallback = cfg.fallocate_fallback});
+    f.fsync();
+    r.create_us = since_us(t0);
+    r.method = a.used;
+    std::vector<char> rec(kProbeCommitBytes, '\x5a');
+    std::vector<double> us;
+    for (std::uint64_t off = 0; off + rec.size() <= kProbeWriteBytes; off += rec.size()) {
+      auto t = Clock::now();
+      f.pwrite_all(rec.data(), rec.size(), off);
+      f.fdatasync();
+      us.push_back(since_us(t));
+    }
+    f.close();
+    std::sort(us.begin(), us.end());
+    r.commit_median_us = us[us.size() / 2];
+    r.commit_p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+  } catch (...) {
+    dir.unlink(name, true);
+    throw;
+  }
+  dir.unlink(name, true);
+  return r;
+}
+
+std::string fs_identity(const Directory& dir) {
+  struct stat st{};
+  if (::fstat(dir.fd(), &st) != 0) throw dir_error(errno, "stat", dir.path());
+  return fmt::format("{}:{}", fs_info(dir.path()).type_name, static_cast<unsigned long long>(st.st_dev));
+}
+
+std::optional<AutoDecision> read_cache(const Directory& dir, const std::string& identity) {
+  if (!dir.exists(kAutoCacheFileName)) return std::nullopt;
+  try {
+    File f = File::open(dir.path_of(kAutoCacheFileName), O_RDONLY);
+    std::string text(64 * 1024, '\0');
+    text.resize(f.pread(text.data(), text.size(), 0));
+    auto j = nlohmann::json::parse(text);
+    if (j.at("filesystem").get<std::string>() != identity) return std::nullopt;
+    auto m = enum_from_name<InitMethod>(j.at("method").get<std::string>(), kInitMethodNames);
+    if (!m) return std::nullopt;
+    AutoDecision d;
+    d.method = *m;
+    d.reason = j.at("reason").get<std::string>();
+    d.from_cache = true;
+    return d;
+  } catch (const std::exception&) {
+    return std::nullopt;  // unreadable or from another version: probe again
+  }
+}
+
+void write_cache(Directory& dir, const std::string& identity, const AutoDecision& d) {
+  nlohmann::json j;
+  j["filesystem"] = identity;
+  j["method"] = to_string(d.method);
+  j["reason"] = d.reason;
+  for (const auto& p : d.probes)
+    j["probes"].push_back({{"method", to_string(p.method)}, {"create_us", p.create_us},
+                           {"commit_median_us", p.commit_median_us}, {"commit_p99_us", p.commit_p99_us}});
+  std::string text = j.dump(2) + "\n";
+  std::string tmp = temp_file_name(static_cast<std::uint32_t>(::getpid()), 998'999);
+  File f = File::open(dir.path_of(tmp), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  f.pwrite_all(text.data(), text.size(), 0);
+  f.fsync();
+  f.close();
+  dir.unlink(kAutoCacheFileName, true);
+  dir.rename_noreplace(tmp, kAutoCacheFileName);
+  dir.fsync();
+}
+
+}  // namespace
+
+InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
+  double best = results.front().commit_median_us;
+  for (const auto& r : results) best = std::min(best, r.commit_median_us);
+  const ProbeResult* pick = nullptr;
+  for (const auto& r : results)
+    if (r.commit_median_us <= best * 1.10 && (!pick || r.create_us < pick->create_us)) pick = &r;
+  return pick->method;
+}
+
+AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
+  std::string identity = fs_identity(dir);
+  if (auto cached = read_cache(dir, identity)) return *cached;
+  AutoDecision d;
+  for (InitMethod m : kCandidates) d.probes.push_back(probe(dir, cfg, m));
+  d.method = decide_init_method(d.probes);
+  std::string numbers;
+  for (const auto& p : d.probes)
+    numbers += fmt::format("{}{}: create {:.0f} us, commit median {:.0f} us p99 {:.0f} us",
+                           numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
+                           p.commit_median_us, p.commit_p99_us);
+  d.reason = fmt::format("fastest commits (median within 10% of the best), then cheapest creation, on {}: {}",
+                         identity, numbers);
+  write_cache(dir, identity, d);
+  log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
+                                  to_string(d.method), dir.path(), d.reason));
+  return d;
+}
+
+}  // namespace walseg

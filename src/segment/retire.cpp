@@ -1,0 +1,118 @@
+// SegmentManager::retire: recycle or remove segments no longer needed, as PostgreSQL's
+// RemoveOldXlogFiles / RemoveXlogFile do at a checkpoint.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "walseg/log.h"
+#include "walseg/segment_manager.h"
+
+namespace walseg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The retired file's pages are of no further use to anyone: drop them from the page cache
+// before they push out pages that are (PostgreSQL does the same for recycled WAL).
+void drop_cache(const std::string& path) {
+  try {
+    File f = File::open(path, O_RDONLY);
+    f.advise_dontneed();
+  } catch (const Error&) {
+    // A hint only; the rename or unlink that follows reports any real problem.
+  }
+}
+
+}  // namespace
+
+// Recycles `old` to the lowest free future name not beyond `horizon`, or removes it. Returns
+// true if the directory needs an fsync for a removal. Called without mu_ held.
+bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
+  const std::string old_name = segment_file_name(old.timeline, old.segno, cfg_.segment_size_bytes);
+  drop_cache(dir_.path_of(old_name));
+  std::optional<SegNo> target;
+  TimeLineId tli = 0;
+  // Only a file of exactly the segment size is worth a future name: in append mode a short
+  // segment would come back with a wrong size.
+  struct stat st{};
+  bool full_size = ::stat(dir_.path_of(old_name).c_str(), &st) == 0 &&
+                   static_cast<std::uint64_t>(st.st_size) == cfg_.segment_size_bytes;
+  if (cfg_.recycle && full_size) {
+    std::lock_guard lk(mu_);
+    tli = timeline_;
+    for (SegNo s = position_ + 1; s <= horizon; ++s)
+      if (!existing_.count(s) && !in_progress_.count(s)) {
+        target = s;
+        in_progress_.insert(s);
+        break;
+      }
+  }
+  if (target) {
+    auto t0 = Clock::now();
+    try {
+      recycle_segment(dir_, old_name, segment_file_name(tli, *target, cfg_.segment_size_bytes));
+    } catch (...) {
+      std::lock_guard lk(mu_);
+      in_progress_.erase(*target);
+      throw;
+    }
+    std::lock_guard lk(mu_);
+    in_progress_.erase(*target);
+    if (tli == timeline_) existing_[*target] = true;
+    ++recycled_;
+    recycle_.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    done_cv_.notify_all();
+    return false;
+  }
+  dir_.unlink(old_name, true);
+  std::lock_guard lk(mu_);
+  ++removed_;
+  log(LogLevel::kDebug2, fmt::format("removed segment \"{}\"", dir_.path_of(old_name)));
+  return true;
+}
+
+void SegmentManager::retire(SegNo first_needed) {
+  std::vector<SegmentName> victims;
+  SegNo horizon;
+  {
+    std::lock_guard lk(mu_);
+    throw_stored_error_locked();
+    if (last_retire_ && first_needed > *last_retire_)
+      distance_.observe(static_cast<double>((first_needed - *last_retire_) * cfg_.segment_size_bytes));
+    last_retire_ = first_needed;
+    horizon = recycle_horizon(first_needed, cfg_.segment_size_bytes, cfg_.min_size_bytes,
+                              cfg_.max_size_bytes, distance_.bytes());
+    // Taken out of the books first, so the pool never hands out a segment being retired.
+    for (auto it = existing_.begin(); it != existing_.end() && it->first < first_needed;) {
+      victims.push_back(SegmentName{timeline_, it->first});
+      it = existing_.erase(it);
+    }
+    for (auto it = others_.begin(); it != others_.end();) {
+      if (it->segno < first_needed) {
+        victims.push_back(*it);
+        it = others_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  bool need_dir_fsync = false;
+  std::size_t done = 0;
+  try {
+    for (; done < victims.size(); ++done) need_dir_fsync |= remove_or_recycle(victims[done], horizon);
+    if (need_dir_fsync) dir_.fsync();
+  } catch (...) {
+    // Put back what was not dealt with, so a later retire tries again.
+    std::lock_guard lk(mu_);
+    for (std::size_t i = done; i < victims.size(); ++i) {
+      if (victims[i].timeline == timeline_) existing_.emplace(victims[i].segno, false);
+      else others_.insert(victims[i]);
+    }
+    throw;
+  }
+}
+
+}  // namespace walseg

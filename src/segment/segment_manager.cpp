@@ -1,0 +1,226 @@
+// SegmentManager: open, hand-out, retire, stats (include/walseg/segment_manager.h).
+// The background preallocator's loop and pacing live in preallocator.cpp.
+#include "walseg/segment_manager.h"
+
+#include <fcntl.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "walseg/auto_method.h"
+#include "walseg/fs_info.h"
+#include "walseg/log.h"
+
+namespace walseg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool name_less(const SegmentName& a, const SegmentName& b) {
+  return a.timeline != b.timeline ? a.timeline < b.timeline : a.segno < b.segno;
+}
+
+bool append_mode(InitMethod m) { return m == InitMethod::kNone || m == InitMethod::kFallocateKeepSize; }
+
+double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// Copy-on-write filesystems make both preallocation and recycling pointless or harmful: say so
+// once, when the directory is opened.
+void advise_for_filesystem(const Directory& dir, const Config& cfg) {
+  FsInfo fs = fs_info(dir.path());
+  if (!fs.copy_on_write) return;
+  log(LogLevel::kWarning,
+      fmt::format("directory \"{}\" is on {}, a copy-on-write filesystem: preallocation reserves "
+                  "nothing lasting and recycling forces read-modify-write of old blocks{}",
+                  dir.path(), fs.type_name,
+                  cfg.recycle ? "; set walseg.recycle = off" : ""));
+}
+
+}  // namespace
+
+SegmentManager::SegmentManager(const std::string& dir, Options opts)
+    : cfg_(opts.config),
+      background_(opts.background),
+      dir_(Directory::open(dir, true)),
+      lock_(DirLock::acquire(dir_)),
+      timeline_(opts.timeline),
+      others_(name_less) {
+  check_segment_size(cfg_.segment_size_bytes);
+  if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
+  alloc_.method = cfg_.init_method;
+  alloc_.fallback = cfg_.fallocate_fallback;
+  // Small chunks let the fill be paced and cancelled between them, and keep each one's time
+  // in the device queue, which a concurrent commit's flush may wait behind, short.
+  alloc_.write_chunk_bytes = kBackgroundFillChunkBytes;
+  scan_ = scan_wal_directory(dir_, cfg_.segment_size_bytes, append_mode(cfg_.init_method));
+  advise_for_filesystem(dir_, cfg_);
+  SegNo lowest = 0;
+  for (const SegmentName& s : scan_.segments) {
+    if (s.timeline == timeline_) {
+      existing_.emplace(s.segno, false);
+      if (lowest == 0) lowest = s.segno;
+    } else {
+      others_.insert(s);
+    }
+  }
+  // Until the writer says where it is, count existing segments as ahead of it; on an empty
+  // directory the pool makes segments 1..prealloc_segments (PostgreSQL's first segment is 1).
+  position_ = lowest > 0 ? lowest - 1 : 0;
+  if (background_) start_preallocator();
+}
+
+SegmentManager::~SegmentManager() { stop_preallocator(); }
+
+void SegmentManager::start_preallocator() {
+  stop_ = false;
+  thread_ = std::thread([this] { preallocator_loop(); });
+}
+
+void SegmentManager::stop_preallocator() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SegmentManager::throw_stored_error_locked() {
+  if (!error_) return;
+  Error e = *error_;
+  error_.reset();
+  if (background_ && !stop_) work_cv_.notify_all();  // the preallocator waits for the error to be taken
+  throw e;
+}
+
+CreateReport SegmentManager::create(const Job& job, bool background) {
+  AllocOptions opts = alloc_;
+  auto started = Clock::now();
+  if (background) {
+    opts.on_progress = [this, job, started](std::uint64_t done, std::uint64_t total) {
+      std::unique_lock lk(mu_);
+      pace(lk, job.segno, done, total, started);
+    };
+  }
+  return create_segment(dir_, segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes),
+                        cfg_.segment_size_bytes, opts);
+}
+
+void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
+  in_progress_.erase(job.segno);
+  if (job.timeline == timeline_) existing_[job.segno] = false;
+  else others_.insert(SegmentName{job.timeline, job.segno});
+  ++created_by_method_[std::string(to_string(r.alloc.used))];
+  create_.add(static_cast<double>(r.times.total_us));
+  fill_.add(static_cast<double>(r.times.fill_us));
+  fsync_.add(static_cast<double>(r.times.fsync_us));
+  rename_.add(static_cast<double>(r.times.rename_us));
+  dir_fsync_.add(static_cast<double>(r.times.dir_fsync_us));
+}
+
+ReadySegment SegmentManager::next_segment(SegNo segno) {
+  auto t0 = Clock::now();
+  std::unique_lock lk(mu_);
+  throw_stored_error_locked();
+  if (last_switch_) {
+    double s = std::chrono::duration<double>(t0 - *last_switch_).count();
+    switch_interval_s_ = switch_interval_s_ == 0 ? s : 0.7 * switch_interval_s_ + 0.3 * s;
+  }
+  last_switch_ = t0;
+  position_ = std::max(position_, segno);
+  work_cv_.notify_all();
+  ReadySegment seg;
+  seg.timeline = timeline_;
+  seg.segno = segno;
+  seg.name = segment_file_name(timeline_, segno, cfg_.segment_size_bytes);
+  seg.path = dir_.path_of(seg.name);
+  // The preallocator is making it right now: waiting for it is still a stall.
+  bool waited = false;
+  while (in_progress_.count(segno) && !error_) {
+    waited = true;
+    done_cv_.wait(lk);
+  }
+  throw_stored_error_locked();
+  if (auto it = existing_.find(segno); it != existing_.end()) {
+    seg.recycled = it->second;
+    seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
+    if (waited) {
+      seg.stalled = true;
+      ++stalls_;
+      stall_.add(static_cast<double>(seg.wait_us));
+    }
+    return seg;
+  }
+  Job job{timeline_, segno};
+  in_progress_.insert(segno);
+  lk.unlock();
+  CreateReport r;
+  try {
+    r = create(job, false);
+  } catch (...) {
+    lk.lock();
+    in_progress_.erase(segno);
+    done_cv_.notify_all();
+    throw;
+  }
+  lk.lock();
+  record_created_locked(job, r);
+  done_cv_.notify_all();
+  seg.stalled = true;
+  seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
+  ++stalls_;
+  stall_.add(static_cast<double>(seg.wait_us));
+  return seg;
+}
+
+std::size_t SegmentManager::ready_ahead_locked() const {
+  return static_cast<std::size_t>(std::count_if(existing_.begin(), existing_.end(),
+                                                [&](const auto& e) { return e.first > position_; }));
+}
+
+std::size_t SegmentManager::wait_ready(std::size_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  done_cv_.wait_for(lk, timeout, [&] { return ready_ahead_locked() >= n || error_.has_value(); });
+  return ready_ahead_locked();
+}
+
+void SegmentManager::set_timeline(TimeLineId tli) {
+  std::lock_guard lk(mu_);
+  if (tli == timeline_) return;
+  // Segments named for the old timeline are never written again; they become retire
+  // candidates like any old segment, so recycling renames them onto the new timeline.
+  for (const auto& [segno, recycled] : existing_) others_.insert(SegmentName{timeline_, segno});
+  existing_.clear();
+  for (auto it = others_.begin(); it != others_.end();) {
+    if (it->timeline == tli) {
+      existing_.emplace(it->segno, false);
+      it = others_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  timeline_ = tli;
+  work_cv_.notify_all();
+}
+
+ManagerStats SegmentManager::stats() const {
+  std::lock_guard lk(mu_);
+  ManagerStats s;
+  s.method = cfg_.init_method;
+  s.created_by_method = created_by_method_;
+  s.recycled = recycled_;
+  s.removed = removed_;
+  s.stalls = stalls_;
+  s.stall = stall_.summary();
+  s.create = create_.summary();
+  s.fill = fill_.summary();
+  s.fsync = fsync_.summary();
+  s.rename = rename_.summary();
+  s.dir_fsync = dir_fsync_.summary();
+  s.recycle = recycle_.summary();
+  s.ready_ahead = ready_ahead_locked();
+  return s;
+}
+
+}  // namespace walseg

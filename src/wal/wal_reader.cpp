@@ -1,0 +1,248 @@
+// WalReader and find_end_of_wal (include/walseg/wal_reader.h): where reading starts, the
+// record loop, and the look-ahead that tells a torn tail from damage before valid WAL.
+#include "walseg/wal_reader.h"
+
+#include <fcntl.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "page_source.h"
+#include "record_reader.h"
+#include "walseg/directory.h"
+#include "walseg/error.h"
+#include "walseg/file.h"
+
+namespace walseg {
+
+using wal_detail::DecodedRecord;
+using wal_detail::Geometry;
+using wal_detail::PageStatus;
+using wal_detail::ReadFailure;
+
+namespace {
+
+constexpr std::string_view kOp = "read WAL";
+
+// Lowest segment of `tli` among the directory's regular files named validly for `size`.
+std::optional<SegNo> lowest_segment(const std::vector<Directory::Entry>& entries,
+                                    TimeLineId tli, std::uint64_t size) {
+  std::optional<SegNo> best;
+  for (const auto& e : entries) {
+    if (!e.is_regular) continue;
+    const auto name = parse_segment_file_name(e.name, size);
+    if (name && name->timeline == tli && (!best || name->segno < *best)) best = name->segno;
+  }
+  return best;
+}
+
+// Fills the sizes missing from `g` from the long header of the lowest-named segment file of
+// the timeline. Names sort like (timeline, segment number) for every segment size, so the
+// first name that parses with the most permissive size is the lowest.
+void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& entries,
+                 Geometry* g) {
+  std::string first;
+  for (const auto& e : entries) {
+    const auto name = parse_segment_file_name(e.name, kMinSegmentSizeBytes);
+    if (e.is_regular && name && name->timeline == g->timeline) {
+      first = e.name;
+      break;
+    }
+  }
+  if (first.empty())
+    throw make_error(EINVAL, kOp, dir,
+                     fmt::format("cannot learn the WAL segment size of directory \"{}\": it has "
+                                 "no segment file of timeline {}",
+                                 dir, g->timeline));
+  const std::string path = dir + "/" + first;
+  File f = File::open(path, O_RDONLY);
+  std::byte hdr[kLongPageHeaderBytes] = {};
+  const std::size_t n = f.pread(hdr, sizeof hdr, 0);
+  const PageHeader h = decode_page_header(hdr);
+  if (n < sizeof hdr || h.magic != kWalPageMagic || !h.is_long())
+    throw make_error(EINVAL, kOp, path,
+                     fmt::format("cannot learn the WAL segment size from file \"{}\": its first "
+                                 "page has no valid long page header",
+                                 path));
+  if (!g->segment_size_bytes) g->segment_size_bytes = h.segment_size_bytes;
+  if (!g->block_size_bytes) g->block_size_bytes = h.block_size_bytes;
+}
+
+}  // namespace
+
+struct WalReader::Impl {
+  Impl(std::string dir, const Geometry& g, std::optional<SegNo> lowest, WalReporter* rep)
+      : dir_path(std::move(dir)), pages(dir_path, g), reporter(rep), lowest_segno(lowest) {}
+
+  std::uint32_t blk() const { return pages.geometry().block_size_bytes; }
+  std::uint64_t seg() const { return pages.geometry().segment_size_bytes; }
+  Lsn skip_continuation(Lsn page);
+  std::string later_wal(const ReadFailure& f);
+  void stop_at(const ReadFailure& f);
+
+  std::string dir_path;
+  wal_detail::PageSource pages;
+  wal_detail::RecordReader records{pages};
+  WalReporter* reporter;
+  std::optional<SegNo> lowest_segno;
+  Lsn pos = 0;
+  std::optional<Lsn> prev;  // xl_prev the next record must carry; nullopt after a seek
+  bool stopped = false;
+  WalStop stop;
+};
+
+// XLogFindNextRecord's walk: from a page boundary, skip the pages (and the part of a page)
+// holding the rest of a record that began before `page`. A page that cannot be read ends the
+// walk there, and next() reports it.
+Lsn WalReader::Impl::skip_continuation(Lsn page) {
+  for (;;) {
+    if (!pages.read(page).ok()) return page;
+    const PageHeader& h = pages.header();
+    if ((h.info & kPageFirstIsContRecord) == 0) return page;
+    const std::uint64_t rest = wal_align(h.rem_len);
+    if (rest < blk() - h.size_bytes()) return page + h.size_bytes() + rest;
+    page += blk();
+  }
+}
+
+// The look-ahead of wal_reader.h: returns what valid WAL of this life follows the failure, or
+// "" when none does (a clean end).
+std::string WalReader::Impl::later_wal(const ReadFailure& f) {
+  if (f.next_lsn) {
+    DecodedRecord d;
+    ReadFailure ignored;
+    if (records.read(*f.next_lsn, f.record_lsn, &d, &ignored))
+      return fmt::format("the record at {} after it is valid and links back to it",
+                         format_lsn(d.lsn));
+  }
+  // Pages after the failure: the rest of its segment (unless the segment is missing), then
+  // the first page of the next segment. Bounded, so recovery reads at most one more segment.
+  const Lsn seg_end = f.detected_page - f.detected_page % seg() + seg();
+  Lsn q = f.page_status == PageStatus::kMissingSegment ? seg_end : f.detected_page + blk();
+  for (; q <= seg_end; q += blk()) {
+    const auto r = pages.probe(q);
+    if (r.ok()) return fmt::format("the page at {} has a valid header", format_lsn(q));
+    if (r.status == PageStatus::kMissingSegment && q < seg_end) q = seg_end - blk();
+  }
+  return {};
+}
+
+void WalReader::Impl::stop_at(const ReadFailure& f) {
+  stopped = true;
+  stop = WalStop{};
+  stop.end_lsn = pos;
+  stop.failed_lsn = f.record_lsn;
+  stop.path = f.path;
+  stop.offset = f.offset;
+  stop.reason = f.reason;
+  stop.evidence = later_wal(f);
+  stop.corruption = !stop.evidence.empty();
+  if (stop.corruption && reporter) reporter->corruption(stop);
+}
+
+WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& options) {
+  const Directory dir = Directory::open(dir_path);
+  const auto entries = dir.list();
+  Geometry g;
+  g.timeline = options.timeline;
+  g.system_id = options.system_id;
+  g.segment_size_bytes = options.segment_size_bytes.value_or(0);
+  g.block_size_bytes = options.block_size_bytes.value_or(0);
+  if (g.segment_size_bytes == 0 || g.block_size_bytes == 0) learn_sizes(dir_path, entries, &g);
+  check_segment_size(g.segment_size_bytes);
+  if (!is_valid_wal_block_size(g.block_size_bytes) || g.block_size_bytes > g.segment_size_bytes)
+    throw make_error(EINVAL, kOp, dir_path,
+                     fmt::format("invalid WAL block size {} bytes for directory \"{}\"",
+                                 g.block_size_bytes, dir_path));
+  const auto lowest = lowest_segment(entries, g.timeline, g.segment_size_bytes);
+  WalReader reader(std::make_unique<Impl>(dir_path, g, lowest, options.reporter));
+  if (lowest) reader.seek(lsn_of_segment(*lowest, 0, g.segment_size_bytes));
+  return reader;
+}
+
+WalReader::WalReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+WalReader::WalReader(WalReader&&) noexcept = default;
+WalReader& WalReader::operator=(WalReader&&) noexcept = default;
+WalReader::~WalReader() = default;
+
+Lsn WalReader::start_lsn() const {
+  return impl_->lowest_segno ? lsn_of_segment(*impl_->lowest_segno, 0, impl_->seg()) : 0;
+}
+
+void WalReader::seek(Lsn lsn) {
+  Impl& m = *impl_;
+  m.stopped = false;
+  m.stop = WalStop{};
+  m.prev.reset();
+  m.pages.invalidate();  // a writer may have written since the last read
+  if (lsn % m.blk() == 0) {
+    m.pos = m.skip_continuation(lsn);
+    return;
+  }
+  const std::size_t header = lsn % m.seg() < m.blk() ? kLongPageHeaderBytes
+                                                     : kShortPageHeaderBytes;
+  if (lsn % kWalAlignBytes != 0 || lsn % m.blk() < header)
+    throw make_error(EINVAL, kOp, m.dir_path,
+                     fmt::format("WAL position {} is neither a page boundary nor a possible "
+                                 "record start",
+                                 format_lsn(lsn)));
+  m.pos = lsn;
+}
+
+bool WalReader::next(WalRecord* record) {
+  Impl& m = *impl_;
+  if (m.stopped) return false;
+  if (!m.lowest_segno) {
+    m.stopped = true;
+    m.stop = WalStop{};
+    m.stop.reason = fmt::format("no WAL segment file of timeline {} in directory \"{}\"",
+                                m.pages.geometry().timeline, m.dir_path);
+    return false;
+  }
+  DecodedRecord d;
+  ReadFailure f;
+  if (!m.records.read(m.pos, m.prev, &d, &f)) {
+    m.stop_at(f);
+    return false;
+  }
+  *record = WalRecord{d.lsn, d.end_lsn, d.header.prev, d.header.xid,
+                      d.header.info, d.header.rmid, d.payload};
+  m.prev = d.lsn;
+  m.pos = d.end_lsn;
+  return true;
+}
+
+const WalStop& WalReader::stop() const { return impl_->stop; }
+std::uint64_t WalReader::segment_size_bytes() const { return impl_->seg(); }
+std::uint32_t WalReader::block_size_bytes() const { return impl_->blk(); }
+TimeLineId WalReader::timeline() const { return impl_->pages.geometry().timeline; }
+std::optional<std::uint64_t> WalReader::system_id() const {
+  return impl_->pages.geometry().system_id;
+}
+
+std::string describe(const WalStop& stop) {
+  std::string s = stop.reason;
+  if (!stop.path.empty()) s += fmt::format(" (file \"{}\", offset {})", stop.path, stop.offset);
+  if (stop.corruption) s += fmt::format("; corruption: {}", stop.evidence);
+  return s;
+}
+
+RecoveryResult find_end_of_wal(const std::string& dir_path, const WalReaderOptions& options,
+                               std::optional<Lsn> from) {
+  WalReader reader = WalReader::open(dir_path, options);
+  if (from) reader.seek(*from);
+  RecoveryResult result;
+  WalRecord record;
+  while (reader.next(&record)) {
+    ++result.records;
+    result.last_record_lsn = record.lsn;
+  }
+  const WalStop& stop = reader.stop();
+  result.end_lsn = stop.end_lsn;
+  result.stop_reason = describe(stop);
+  result.corruption = stop.corruption;
+  return result;
+}
+
+}  // namespace walseg
