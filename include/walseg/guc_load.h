@@ -25,6 +25,7 @@
 // Not for: parsing (guc_file.h); the checks on one value (guc_registry.h).
 // Thread-safety: functions of their arguments; the registry is modified in place only when
 // the call succeeds (start) or per the rules above (reload), never partially on an exception.
+// Lifetimes: nothing is retained; the registry copies every value and origin it keeps.
 #pragma once
 
 #include <span>

@@ -15,6 +15,8 @@
 //  * Booleans: on/off, true/false, yes/no, 1/0, case-insensitive, and any unique prefix of
 //    those words ("t", "of"; "o" alone is ambiguous).
 //  * Not accepted (also not by PostgreSQL): inf, nan, a unit on a setting that has none.
+//    Accepted by PostgreSQL through strtod but not here: hex fractions ("0x1.8") and hex
+//    reals; real settings are decimal only.
 //
 // Not for: which setting has which unit or range (guc_definitions.h), the settings file syntax
 // (guc_file.h).

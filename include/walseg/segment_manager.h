@@ -110,6 +110,11 @@ class SegmentManager {
   /// segment is missing or any step of the durable installation fails (nothing is switched).
   ReadySegment switch_timeline(TimeLineId new_tli, Lsn switch_lsn);
 
+  /// The timeline new segments are named for.
+  TimeLineId timeline() const {
+    std::lock_guard lk(mu_);
+    return timeline_;
+  }
   ManagerStats stats() const;
   const ScanReport& scan_report() const { return scan_; }
   const Config& config() const { return cfg_; }

@@ -1,0 +1,144 @@
+// WalWriter: appends records to the WAL and makes them durable, with group commit, through
+// pwrite or io_uring (walseg.io_method), into segments handed out by a SegmentManager.
+//
+// append() encodes a record (wal_encoder.h) into an in-memory ring of walseg.wal_buffers bytes
+// of pages, as PostgreSQL's XLogInsert copies into wal_buffers; when the ring is full the
+// appender writes pages out (without syncing) before it takes more, so memory stays bounded.
+// flush(lsn) returns once every byte up to lsn is durable: the first caller writes every page
+// inserted so far and syncs each segment file written (walseg.sync_method), and everyone who
+// waited behind it and is covered returns without another sync: group commit, as XLogFlush.
+// Whole pages are written, with zeros after the insert position, so a recycled segment never
+// shows stale bytes inside a page of this life (DESIGN.md invariant 5).
+//
+// Durability rules (DESIGN.md invariants 3 and 4, case C14):
+//   - an LSN is reported flushed only after a sync that was issued after every byte up to it
+//     was written in full (short writes are completed first; on io_uring the sync is linked
+//     behind the writes, and a cancelled or failed link is never taken as success);
+//   - the first failed write or sync is final: the writer keeps that error, and every later
+//     append, flush or truncate_before throws it; nothing is acknowledged after it;
+//   - a segment file stays open from its first write until it has been synced.
+// Segment switch takes the next segment from the manager (next_segment); in append mode
+// (init_method none) the file grows with each write and the sync carries the size change:
+// the same code path. truncate_before(lsn) is the checkpoint hook that retires old segments.
+//
+// Errors: walseg::Error (invalid arguments: EINVAL before anything is written; io_uring refused
+// by the kernel: the errno and a message naming walseg.io_method; I/O: PostgreSQL's wording).
+// Thread-safety: append, flush, and the accessors may be called from any number of threads.
+// Lifetime: the SegmentManager must outlive the writer. The destructor does not flush.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "walseg/config.h"
+#include "walseg/error.h"
+#include "walseg/file.h"
+#include "walseg/segment_manager.h"
+#include "walseg/wal_encoder.h"
+
+namespace walseg {
+
+class WalIo;  // the pwrite or io_uring backend (src/wal/wal_io.h)
+/// Write-side counters (kept under the writer's write lock).
+struct WalIoCounters {
+  std::uint64_t writes = 0;
+  std::uint64_t short_writes = 0;
+  std::uint64_t syncs = 0;
+  std::uint64_t flushes = 0;
+  std::uint64_t flush_waits = 0;
+  std::uint64_t segment_switches = 0;
+};
+
+struct WalWriterOptions {
+  std::uint64_t system_id = 0;  ///< written into every long page header
+  /// Next insert position: wal_start_lsn() for a fresh WAL, or find_end_of_wal()'s end_lsn
+  /// (then prev_record_lsn must be its last record's LSN). nullopt: a fresh WAL.
+  std::optional<Lsn> resume_lsn;
+  Lsn prev_record_lsn = 0;
+};
+
+/// Counters (monotonic since construction).
+struct WalWriterStats {
+  std::uint64_t records = 0;
+  std::uint64_t bytes_inserted = 0;   ///< WAL bytes including headers and padding
+  std::uint64_t writes = 0;           ///< write calls or write SQEs issued
+  std::uint64_t short_writes = 0;     ///< writes that transferred less than asked, completed
+  std::uint64_t syncs = 0;            ///< syncs issued (one per segment file per flush)
+  std::uint64_t flushes = 0;          ///< flush() calls that did the writing
+  std::uint64_t flush_waits = 0;      ///< flush() calls covered by someone else's sync
+  std::uint64_t buffer_full_writes = 0;  ///< appenders that had to write pages out first
+  std::uint64_t segment_switches = 0;
+};
+
+class WalWriter {
+ public:
+  /// The manager supplies segments, its Config supplies segment_size, block_size, wal_buffers,
+  /// sync_method and io_method; the timeline is the manager's current one. When resuming in the
+  /// middle of a page, that page's written part is read back from its segment first.
+  /// Throws walseg::Error (EINVAL for wal_buffers below 4 pages, an invalid resume position;
+  /// io_uring set-up errors naming walseg.io_method; reading the resume page).
+  WalWriter(SegmentManager& manager, WalWriterOptions opts);
+  ~WalWriter();
+  WalWriter(const WalWriter&) = delete;
+  WalWriter& operator=(const WalWriter&) = delete;
+
+  /// Appends one record with `payload` (at most the ring size less two pages) and xl_info
+  /// `info` (resource-manager bits only). Returns the record's end LSN: pass it to flush().
+  /// May block while the ring is full and pages are written out.
+  Lsn append(std::span<const std::byte> payload, std::uint8_t info = 0);
+
+  /// Returns when every byte below `lsn` is durable (lsn at most insert_lsn()).
+  void flush(Lsn lsn);
+
+  /// Retires segments wholly below `lsn` (at most flushed_lsn()) through the manager.
+  void truncate_before(Lsn lsn);
+
+  Lsn insert_lsn() const;
+  Lsn flushed_lsn() const { return flushed_.load(); }
+  WalWriterStats stats() const;
+
+ private:
+  struct OpenSegment {
+    SegNo segno;
+    File file;
+    bool synced = true;  ///< nothing written since its last sync
+  };
+  std::byte* slot(Lsn page_lsn);
+  bool has_space_locked(Lsn end) const;
+  void make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end);
+  void write_upto(Lsn target, bool sync);  // caller holds write_mu_
+  OpenSegment& segment_for(SegNo segno);
+  void fail(const Error& e);
+  void throw_if_failed() const;
+  void load_resume_page(Lsn pos);
+
+  SegmentManager& mgr_;
+  Config cfg_;
+  EncoderParams params_;
+  std::size_t pages_;                 ///< ring size in pages
+  std::byte* ring_ = nullptr;         ///< pages_ * block_size, page-aligned
+  std::byte* staging_ = nullptr;      ///< copy of the partial last page being written
+  std::unique_ptr<WalIo> io_;
+
+  mutable std::mutex insert_mu_;      ///< guards insert_, prev_, stats_ (insert side)
+  Lsn insert_;
+  Lsn prev_;
+  std::atomic<Lsn> written_;          ///< every page below is written (not necessarily synced)
+  std::atomic<Lsn> flushed_;          ///< every byte below is durable
+
+  mutable std::mutex write_mu_;       ///< one writer of pages at a time; guards segments_
+  std::vector<std::unique_ptr<OpenSegment>> segments_;  ///< open, written since last sync
+  mutable std::mutex error_mu_;
+  std::optional<Error> error_;
+  WalWriterStats stats_;              ///< insert-side counters under insert_mu_
+  WalIoCounters io_counters_;         ///< write-side counters under write_mu_
+};
+
+}  // namespace walseg

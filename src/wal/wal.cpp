@@ -1,0 +1,55 @@
+// Wal::open (include/walseg/wal.h).
+#include "walseg/wal.h"
+
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "walseg/log.h"
+
+namespace walseg {
+namespace {
+
+// As initdb's BootStrapXLOG: unique enough across clusters, never reused by one machine.
+std::uint64_t new_system_id() {
+  struct timeval tv{};
+  gettimeofday(&tv, nullptr);
+  return (static_cast<std::uint64_t>(tv.tv_sec) << 32) |
+         (static_cast<std::uint64_t>(tv.tv_usec) << 12) |
+         (static_cast<std::uint64_t>(::getpid()) & 0xFFF);
+}
+
+}  // namespace
+
+std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, TimeLineId timeline) {
+  std::unique_ptr<Wal> w(new Wal());
+  SegmentManager::Options mo;
+  mo.config = config;
+  mo.timeline = timeline;
+  w->manager_ = std::make_unique<SegmentManager>(dir, mo);
+  WalReaderOptions ro;
+  ro.timeline = timeline;
+  ro.segment_size_bytes = config.segment_size_bytes;
+  ro.block_size_bytes = config.block_size_bytes;
+  w->recovery_ = find_end_of_wal(dir, ro);
+  WalWriterOptions wo;
+  if (w->recovery_.records > 0) {
+    WalReader r = WalReader::open(dir, ro);
+    WalRecord rec;
+    r.next(&rec);  // the system identifier is learnt from the first long header
+    w->system_id_ = r.system_id().value_or(0);
+    wo.resume_lsn = w->recovery_.end_lsn;
+    wo.prev_record_lsn = w->recovery_.last_record_lsn;
+    log(LogLevel::kLog, fmt::format("WAL in \"{}\": {} records, resuming at {}{}", dir, w->recovery_.records,
+                                    format_lsn(w->recovery_.end_lsn),
+                                    w->recovery_.corruption ? "; corruption found: " + w->recovery_.stop_reason : ""));
+  } else {
+    w->system_id_ = new_system_id();
+  }
+  wo.system_id = w->system_id_;
+  w->writer_ = std::make_unique<WalWriter>(*w->manager_, wo);
+  return w;
+}
+
+}  // namespace walseg

@@ -1,0 +1,210 @@
+// WalWriter: the ring of WAL pages, append, group-commit flush (include/walseg/wal_writer.h).
+#include "walseg/wal_writer.h"
+
+#include <fcntl.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "wal_io.h"
+
+namespace walseg {
+
+namespace {
+
+constexpr std::size_t kMinRingPages = 4;
+
+int open_flags(SyncMethod m) {
+  switch (m) {
+    case SyncMethod::kOpenDatasync: return O_RDWR | O_DSYNC;
+    case SyncMethod::kOpenSync: return O_RDWR | O_SYNC;
+    default: return O_RDWR;
+  }
+}
+
+std::byte* alloc_pages(std::size_t bytes) {
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, bytes) != 0) throw std::bad_alloc();
+  std::memset(p, 0, bytes);
+  return static_cast<std::byte*>(p);
+}
+
+}  // namespace
+
+WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
+    : mgr_(manager), cfg_(manager.config()) {
+  params_ = EncoderParams{cfg_.segment_size_bytes, cfg_.block_size_bytes, manager.timeline(), opts.system_id};
+  check_encoder_params(params_);
+  pages_ = static_cast<std::size_t>(cfg_.wal_buffers_bytes / cfg_.block_size_bytes);
+  if (pages_ < kMinRingPages)
+    throw make_error(EINVAL, "create WAL writer", manager.directory().path(),
+                     fmt::format("walseg.wal_buffers = {} bytes is less than {} pages of {} bytes",
+                                 cfg_.wal_buffers_bytes, kMinRingPages, cfg_.block_size_bytes));
+  Lsn start = opts.resume_lsn.value_or(wal_start_lsn(params_));
+  if (!is_valid_insert_position(params_, start))
+    throw make_error(EINVAL, "create WAL writer", manager.directory().path(),
+                     fmt::format("invalid resume position {}", format_lsn(start)));
+  ring_ = alloc_pages(pages_ * cfg_.block_size_bytes);
+  staging_ = alloc_pages(cfg_.block_size_bytes);
+  std::vector<struct iovec> bufs = {{ring_, pages_ * cfg_.block_size_bytes}, {staging_, cfg_.block_size_bytes}};
+  io_ = cfg_.io_method == IoMethod::kIoUring ? make_uring_io(cfg_.sync_method, bufs)
+                                             : make_pwrite_io(cfg_.sync_method);
+  insert_ = start;
+  prev_ = opts.prev_record_lsn;
+  written_ = start;
+  flushed_ = start;
+  if (start % cfg_.block_size_bytes != 0) load_resume_page(start);
+}
+
+WalWriter::~WalWriter() {
+  std::free(ring_);
+  std::free(staging_);
+}
+
+std::byte* WalWriter::slot(Lsn page_lsn) {
+  return ring_ + ((page_lsn / cfg_.block_size_bytes) % pages_) * cfg_.block_size_bytes;
+}
+
+// Resuming in the middle of a page: the written part must be in the ring, since the page is
+// written whole again with the next flush (zeros there would erase flushed records).
+void WalWriter::load_resume_page(Lsn pos) {
+  Lsn page = pos - pos % cfg_.block_size_bytes;
+  std::lock_guard wl(write_mu_);
+  OpenSegment& s = segment_for(segno_of_lsn(page, cfg_.segment_size_bytes));
+  std::uint64_t off = segment_offset(page, cfg_.segment_size_bytes);
+  std::size_t want = static_cast<std::size_t>(pos - page);
+  for (std::size_t got = 0; got < want;) {
+    std::size_t n = s.file.pread(slot(page) + got, want - got, off + got);
+    if (n == 0)
+      throw make_error(EIO, "read", s.file.path(),
+                       fmt::format("could not read file \"{}\": end of file at offset {} while resuming at {}",
+                                   s.file.path(), off + got, format_lsn(pos)));
+    got += n;
+  }
+}
+
+void WalWriter::fail(const Error& e) {
+  std::lock_guard lk(error_mu_);
+  if (!error_) error_ = e;
+}
+
+void WalWriter::throw_if_failed() const {
+  std::lock_guard lk(error_mu_);
+  if (error_) throw *error_;
+}
+
+Lsn WalWriter::insert_lsn() const {
+  std::lock_guard lk(insert_mu_);
+  return insert_;
+}
+
+WalWriterStats WalWriter::stats() const {
+  std::lock_guard wl(write_mu_);  // lock order: write_mu_, then insert_mu_
+  std::lock_guard lk(insert_mu_);
+  WalWriterStats s = stats_;
+  s.writes = io_counters_.writes;
+  s.short_writes = io_counters_.short_writes;
+  s.syncs = io_counters_.syncs;
+  s.flushes = io_counters_.flushes;
+  s.flush_waits = io_counters_.flush_waits;
+  s.segment_switches = io_counters_.segment_switches;
+  return s;
+}
+
+// Whether every page the record [insert_, end) touches has a free slot: the page that used the
+// slot before it has been written out.
+bool WalWriter::has_space_locked(Lsn end) const {
+  const std::uint64_t bs = cfg_.block_size_bytes;
+  Lsn last_page = (end - 1) - (end - 1) % bs;
+  return last_page + bs <= pages_ * bs || written_.load() >= last_page + bs - pages_ * bs;
+}
+
+// The ring is full: write pages out (without syncing) so that `end` fits, as XLogInsert's
+// AdvanceXLInsertBuffer does when wal_buffers is full.
+void WalWriter::make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end) {
+  const std::uint64_t bs = cfg_.block_size_bytes;
+  Lsn last_page = (end - 1) - (end - 1) % bs;
+  ++stats_.buffer_full_writes;
+  ilk.unlock();
+  {
+    std::lock_guard wl(write_mu_);
+    try {
+      write_upto(last_page + bs - pages_ * bs, false);
+    } catch (const Error& e) {
+      fail(e);
+      ilk.lock();
+      throw;
+    }
+  }
+  ilk.lock();
+  throw_if_failed();
+}
+
+Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
+  throw_if_failed();
+  const std::uint64_t bs = cfg_.block_size_bytes;
+  if (payload.size() + 2 * bs > (pages_ - 1) * bs)
+    throw make_error(EINVAL, "append", mgr_.directory().path(),
+                     fmt::format("record of {} bytes does not fit in walseg.wal_buffers ({} bytes)",
+                                 payload.size(), pages_ * bs));
+  std::unique_lock ilk(insert_mu_);
+  Lsn start = 0;
+  // Others may append while this one writes pages out: re-check for the current position.
+  for (Lsn end = reserve_record(params_, insert_, payload.size(), &start); !has_space_locked(end);
+       end = reserve_record(params_, insert_, payload.size(), &start))
+    make_space_locked(ilk, end);
+  WalSink sink = [this, bs](Lsn lsn, const std::byte* data, std::size_t len) {
+    std::byte* page = slot(lsn - lsn % bs);
+    if (lsn % bs == 0) std::memset(page, 0, bs);  // a new page: no bytes of its slot's last use
+    std::memcpy(page + lsn % bs, data, len);
+  };
+  Lsn got_end = encode_record(params_, insert_, prev_, info, payload, sink, &start);
+  prev_ = start;
+  stats_.bytes_inserted += got_end - insert_;
+  insert_ = got_end;
+  ++stats_.records;
+  return got_end;
+}
+
+WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
+  for (auto& s : segments_)
+    if (s->segno == segno) return *s;
+  ReadySegment rs = mgr_.next_segment(segno);
+  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, File::open(rs.path, open_flags(cfg_.sync_method))}));
+  ++io_counters_.segment_switches;
+  return *segments_.back();
+}
+
+void WalWriter::flush(Lsn lsn) {
+  throw_if_failed();
+  if (lsn > insert_lsn())
+    throw make_error(EINVAL, "flush", mgr_.directory().path(),
+                     fmt::format("flush request {} is beyond the insert position {}", format_lsn(lsn),
+                                 format_lsn(insert_lsn())));
+  if (flushed_.load() >= lsn) return;
+  std::lock_guard wl(write_mu_);
+  throw_if_failed();
+  if (flushed_.load() >= lsn) {  // covered by the flush we queued behind: group commit
+    ++io_counters_.flush_waits;
+    return;
+  }
+  try {
+    write_upto(~Lsn{0}, true);
+  } catch (const Error& e) {
+    fail(e);
+    throw;
+  }
+}
+
+void WalWriter::truncate_before(Lsn lsn) {
+  throw_if_failed();
+  if (lsn > flushed_.load())
+    throw make_error(EINVAL, "truncate", mgr_.directory().path(),
+                     fmt::format("cannot retire WAL before {}: only {} is flushed", format_lsn(lsn),
+                                 format_lsn(flushed_.load())));
+  mgr_.retire(segno_of_lsn(lsn, cfg_.segment_size_bytes));
+}
+
+}  // namespace walseg
