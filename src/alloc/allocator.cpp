@@ -50,11 +50,10 @@ std::uint64_t block_size_of(const File& file) {
 
 // posix_fallocate and fallocate_keep_size: the kernel call, then the fallback rule.
 void allocate_by_fallocate(File& file, std::uint64_t size, const AllocOptions& opts,
-                           AllocReport& r, bool* wrote_nothing) {
+                           AllocReport& r) {
   bool keep = opts.method == InitMethod::kFallocateKeepSize;
   std::uint64_t block = block_size_of(file);
   int err = fallocate_chunked(file, keep ? FALLOC_FL_KEEP_SIZE : 0, size, block, &r.eintr_retries);
-  *wrote_nothing = true;
   if (err == 0) return;
   if (!means_unsupported(err)) throw_fallocate_error(file, err, opts.method, size, r);
   std::string fs = fs_name_of(file);
@@ -78,7 +77,44 @@ void allocate_by_fallocate(File& file, std::uint64_t size, const AllocOptions& o
     r.used = InitMethod::kZeroWrite;
     alloc_detail::zero_write(file, size, opts, &r.direct_io);
   }
-  *wrote_nothing = false;
+}
+
+// A full filesystem gets the facts a DBA needs next to the errno (case C05): how much space
+// statvfs still sees, which filesystem it is, and for tmpfs that its size limit, not a disk,
+// is what ran out (Docker's 64 MB /dev/shm).
+Error with_space_facts(const Error& e, const File& file) {
+  if (e.errnum() != ENOSPC && e.errnum() != EDQUOT) return e;
+  std::string facts;
+  try {
+    FsInfo fs = fs_info(file.path());
+    facts = fmt::format("; {} bytes free on {} mounted at \"{}\"", fs.free_bytes, fs.type_name, fs.mount_point);
+    if (fs.memory_backed)
+      facts += " (a memory-backed filesystem: its size limit, not a disk, is full)";
+  } catch (const Error&) {
+    return e;
+  }
+  return Error(e.errnum(), e.op(), e.path(), std::string(e.what()) + facts, e.offset());
+}
+
+void fill(File& file, std::uint64_t size_bytes, const AllocOptions& opts, AllocReport& r) {
+  switch (opts.method) {
+    case InitMethod::kZeroWrite:
+      alloc_detail::zero_write(file, size_bytes, opts, &r.direct_io);
+      break;
+    case InitMethod::kPosixFallocate:
+    case InitMethod::kFallocateKeepSize:
+      allocate_by_fallocate(file, size_bytes, opts, r);
+      break;
+    case InitMethod::kGlibcEmulation:
+      alloc_detail::glibc_emulation(file, size_bytes, block_size_of(file), opts);
+      break;
+    case InitMethod::kSparse:
+      alloc_detail::sparse(file, size_bytes);
+      break;
+    case InitMethod::kNone:
+    case InitMethod::kAuto:
+      break;
+  }
 }
 
 }  // namespace
@@ -97,24 +133,10 @@ AllocReport allocate_file(File& file, std::uint64_t size_bytes, const AllocOptio
   r.requested = r.used = opts.method;
   std::uint64_t syscalls_before = io_trace::thread_syscalls();
   auto t0 = std::chrono::steady_clock::now();
-  bool unused = false;
-  switch (opts.method) {
-    case InitMethod::kZeroWrite:
-      alloc_detail::zero_write(file, size_bytes, opts, &r.direct_io);
-      break;
-    case InitMethod::kPosixFallocate:
-    case InitMethod::kFallocateKeepSize:
-      allocate_by_fallocate(file, size_bytes, opts, r, &unused);
-      break;
-    case InitMethod::kGlibcEmulation:
-      alloc_detail::glibc_emulation(file, size_bytes, block_size_of(file), opts);
-      break;
-    case InitMethod::kSparse:
-      alloc_detail::sparse(file, size_bytes);
-      break;
-    case InitMethod::kNone:
-    case InitMethod::kAuto:
-      break;
+  try {
+    fill(file, size_bytes, opts, r);
+  } catch (const Error& e) {
+    throw with_space_facts(e, file);
   }
   r.fill_us = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                              std::chrono::steady_clock::now() - t0)
@@ -125,5 +147,6 @@ AllocReport allocate_file(File& file, std::uint64_t size_bytes, const AllocOptio
   r.syscalls = io_trace::thread_syscalls() - syscalls_before;
   return r;
 }
+
 
 }  // namespace walseg

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -43,7 +44,13 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
   if (cfg_.recycle && full_size) {
     std::lock_guard lk(mu_);
     tli = timeline_;
-    for (SegNo s = position_ + 1; s <= horizon; ++s)
+    // Future names only: above the writer's position and never at or below a segment being
+    // retired. Right after a restart the writer may not have reported its position yet
+    // (position_ is then just below the lowest existing segment), and without the second
+    // bound a victim would be "recycled" onto its own name (EEXIST) or another past name.
+    // last_retire_ is this retire's first_needed (set under mu_ before the victims are done).
+    const SegNo first_free = std::max(position_ + 1, last_retire_.value_or(0));
+    for (SegNo s = first_free; s <= horizon; ++s)
       if (!existing_.count(s) && !in_progress_.count(s)) {
         target = s;
         in_progress_.insert(s);
@@ -113,6 +120,9 @@ void SegmentManager::retire(SegNo first_needed) {
     }
     throw;
   }
+  // Removals may have made room under walseg.max_size: wake the preallocator now rather than
+  // at the writer's next switch, which would then find its segment missing (a stall).
+  work_cv_.notify_all();
 }
 
 }  // namespace walseg

@@ -1,0 +1,230 @@
+#define BOOST_TEST_MODULE dir_lock
+#include <boost/test/unit_test.hpp>
+
+// Tests for include/walseg/dir_lock.h: one process (one open lock file) per WAL directory.
+// Method: a second opener in a fork()ed child, and a second open in this same process (flock
+// locks belong to the open file description, so a second open conflicts even here). Expected
+// PIDs come from getpid()/fork(), and the lock file is read with plain read(2).
+
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fs_test_util.h"
+#include "walseg/dir_lock.h"
+#include "walseg/directory.h"
+#include "walseg/failpoint.h"
+#include "walseg/segment_manager.h"
+
+using namespace walseg;
+using walseg_test::error_is;
+
+namespace {
+
+SegmentManager::Options quiet_options() {
+  SegmentManager::Options o;
+  o.config.segment_size_bytes = kMinSegmentSizeBytes;
+  o.config.prealloc_segments = 0;
+  o.background = false;
+  return o;
+}
+
+std::string file_text(const std::string& path) {
+  auto bytes = walseg_test::read_all(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+/// A child process with a pipe from it: the child runs `body`, whose return value is written
+/// to the pipe, then waits (if hold) until the parent closes its end of the second pipe.
+struct Child {
+  pid_t pid = -1;
+  int from_child = -1;  // read end
+  int to_child = -1;    // write end; closing it releases a holding child
+
+  static Child run(const std::function<std::string()>& body, bool hold) {
+    int up[2], down[2];
+    BOOST_REQUIRE(::pipe(up) == 0);
+    BOOST_REQUIRE(::pipe(down) == 0);
+    Child c;
+    c.pid = ::fork();
+    BOOST_REQUIRE(c.pid >= 0);
+    if (c.pid == 0) {
+      ::close(up[0]);
+      ::close(down[1]);
+      std::string out;
+      try {
+        out = body();
+      } catch (const std::exception& e) {
+        out = std::string("unexpected exception: ") + e.what();
+      }
+      (void)!::write(up[1], out.data(), out.size());
+      ::close(up[1]);
+      if (hold) {
+        char b;
+        while (::read(down[0], &b, 1) > 0) {
+        }
+      }
+      ::_exit(0);  // no destructors of the parent's objects run here
+    }
+    ::close(up[1]);
+    ::close(down[0]);
+    c.from_child = up[0];
+    c.to_child = down[1];
+    return c;
+  }
+
+  /// Everything the child wrote (blocks until it closed the pipe).
+  std::string read_all() {
+    std::string out;
+    char buf[512];
+    for (ssize_t n; (n = ::read(from_child, buf, sizeof buf)) > 0;) out.append(buf, n);
+    return out;
+  }
+
+  /// Releases a holding child and returns its exit status.
+  int finish() {
+    ::close(to_child);
+    ::close(from_child);
+    int status = 0;
+    BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+    BOOST_REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+  }
+};
+
+/// "errno|message" of the Error `fn` throws, or "no error".
+std::string describe_error(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return std::to_string(e.errnum()) + "|" + e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(dir_lock, walseg_test::FreshDirFixture)
+
+BOOST_AUTO_TEST_CASE(acquire_writes_the_holder_pid_into_walseg_lock) {
+  Directory d = Directory::open(dir.path());
+  DirLock lock = DirLock::acquire(d);
+  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(lock_is_released_when_the_holder_is_destroyed) {
+  Directory d = Directory::open(dir.path());
+  { DirLock first = DirLock::acquire(d); }
+  BOOST_CHECK_NO_THROW(DirLock::acquire(d));
+}
+
+BOOST_AUTO_TEST_CASE(lock_moved_into_another_object_stays_held) {
+  Directory d = Directory::open(dir.path());
+  DirLock moved;
+  {
+    DirLock first = DirLock::acquire(d);
+    moved = std::move(first);
+  }  // the moved-from object is gone; the lock must still be held by `moved`
+  BOOST_CHECK_THROW(DirLock::acquire(d), Error);
+}
+
+BOOST_AUTO_TEST_CASE(lock_of_a_crashed_process_is_released_and_its_stale_pid_replaced) {
+  // The child takes the lock and _exits without running any destructor, as a kill -9 would.
+  Child c = Child::run(
+      [&]() -> std::string {
+        Directory d = Directory::open(dir.path());
+        DirLock lock = DirLock::acquire(d);
+        ::_exit(failpoint::kCrashExitStatus);
+      },
+      false);
+  BOOST_TEST(c.finish() == failpoint::kCrashExitStatus);
+  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(c.pid) + "\n");
+  SegmentManager m(dir.path(), quiet_options());
+  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(lock_file_is_not_reported_by_the_managers_scan) {
+  SegmentManager m(dir.path(), quiet_options());
+  BOOST_TEST(m.scan_report().left_alone.empty());
+  BOOST_TEST(walseg_test::path_exists(dir / "walseg.lock"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error paths: each checks errno and the message text.
+// ---------------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(second_acquire_in_the_same_process_is_refused_naming_this_pid) {
+  Directory d = Directory::open(dir.path());
+  DirLock first = DirLock::acquire(d);
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                        error_is(EWOULDBLOCK, {"could not lock directory \"" + dir.path() + "\"",
+                                               "it is in use by process " +
+                                                   std::to_string(::getpid())}));
+}
+
+BOOST_AUTO_TEST_CASE(second_manager_in_the_same_process_is_refused_naming_this_pid) {
+  SegmentManager first(dir.path(), quiet_options());
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), quiet_options()), Error,
+                        error_is(EWOULDBLOCK, {"could not lock directory \"" + dir.path() + "\"",
+                                               "in use by process " + std::to_string(::getpid())}));
+  // The refused opener must not have rewritten the holder's PID.
+  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+}
+
+BOOST_AUTO_TEST_CASE(second_manager_in_a_forked_child_is_refused_naming_the_parent_pid) {
+  SegmentManager first(dir.path(), quiet_options());
+  Child c = Child::run(
+      [&] { return describe_error([&] { SegmentManager second(dir.path(), quiet_options()); }); },
+      false);
+  std::string got = c.read_all();
+  BOOST_TEST(c.finish() == 0);
+  std::string want = std::to_string(EWOULDBLOCK) + "|could not lock directory \"" + dir.path() +
+                     "\": it is in use by process " + std::to_string(::getpid());
+  BOOST_TEST(got == want);
+}
+
+BOOST_AUTO_TEST_CASE(manager_held_by_a_child_refuses_the_parent_naming_the_child_pid_until_it_exits) {
+  Child c = Child::run(
+      [&]() -> std::string {
+        static std::unique_ptr<SegmentManager> held;  // lives until _exit
+        held = std::make_unique<SegmentManager>(dir.path(), quiet_options());
+        return "locked";
+      },
+      true);
+  // Read exactly the readiness word; the child keeps its end open while it holds the lock.
+  char buf[6] = {};
+  BOOST_REQUIRE(::read(c.from_child, buf, 6) == 6);
+  BOOST_REQUIRE(std::string(buf, 6) == "locked");
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), quiet_options()), Error,
+                        error_is(EWOULDBLOCK, {"could not lock directory \"" + dir.path() + "\"",
+                                               "in use by process " + std::to_string(c.pid)}));
+  BOOST_TEST(c.finish() == 0);
+  BOOST_CHECK_NO_THROW(SegmentManager(dir.path(), quiet_options()));
+}
+
+BOOST_AUTO_TEST_CASE(holder_that_wrote_no_pid_is_reported_as_unknown) {
+  // A holder that has the flock but has not written its PID yet (or a foreign tool).
+  int fd = ::open((dir / "walseg.lock").c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  Directory d = Directory::open(dir.path());
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                        error_is(EWOULDBLOCK, {"in use by process (unknown)"}));
+  ::close(fd);
+}
+
+BOOST_AUTO_TEST_CASE(lock_file_that_cannot_be_opened_reports_the_open_error_with_its_path) {
+  Directory d = Directory::open(dir.path());
+  failpoint::arm("open", {failpoint::Kind::kErrno, EACCES, 0, 1, 1});
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                        error_is(EACCES, {"could not open file \"" + dir.path() + "/walseg.lock\"",
+                                          "Permission denied"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

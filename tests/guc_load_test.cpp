@@ -1,0 +1,298 @@
+// Unit tests for include/walseg/guc_load.h: PostgreSQL's start and reload rules over the
+// walseg registry. Settings files are real files under a mkdtemp directory, rewritten
+// between start and reload as an administrator would.
+#define BOOST_TEST_MODULE guc_load
+#include <boost/test/unit_test.hpp>
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "walseg/guc_definitions.h"
+#include "walseg/guc_file.h"
+#include "walseg/guc_load.h"
+
+using namespace walseg;
+using namespace walseg::guc;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A temporary directory with one main settings file, removed at the end of the test.
+struct Fixture {
+  std::string dir;
+  std::string main;
+  Registry registry = make_walseg_registry();
+
+  Fixture() {
+    const char* tmp = ::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/guc_load_test.XXXXXX";
+    BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+    main = dir + "/wal.conf";
+  }
+  ~Fixture() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  void write(const std::string& text, const std::string& name = "wal.conf") const {
+    std::ofstream(dir + "/" + name, std::ios::trunc) << text;
+  }
+  LoadReport start(const std::string& text, std::vector<std::string> overrides = {}) {
+    write(text);
+    ParsedFiles files = parse_config_file(main);
+    return load_at_start(registry, &files, overrides);
+  }
+  LoadReport reload_with(const std::string& text) {
+    write(text);
+    return reload(registry, parse_config_file(main));
+  }
+  std::string value(std::string_view name) const { return registry.show(name)->value; }
+};
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(start, Fixture)
+
+BOOST_AUTO_TEST_CASE(file_values_apply_and_show_their_file_and_line) {
+  auto r = start("# walseg\nwalseg.sync_method = fsync\n\nwalseg.segment_size = 32MB\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  auto row = *registry.show(kSegmentSize);
+  BOOST_TEST(row.value == "32MB");
+  BOOST_TEST(row.source == "configuration file");
+  BOOST_TEST(row.sourcefile == main);
+  BOOST_TEST(row.sourceline == 4);
+  BOOST_TEST(r.notes.empty());  // start does not log "changed to"
+}
+
+BOOST_AUTO_TEST_CASE(command_line_beats_the_file) {
+  auto r = start("walseg.prealloc_segments = 5\n", {"walseg.prealloc_segments=9", "walseg.recycle=off"});
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(registry.get_int(kPreallocSegments) == 9);
+  BOOST_TEST(registry.show(kPreallocSegments)->source == "command line");
+  BOOST_TEST(!registry.get_bool(kRecycle));
+}
+
+BOOST_AUTO_TEST_CASE(command_line_names_may_use_dashes_and_values_keep_spaces) {
+  auto r = start("", {"walseg.sync-method=open_sync", "walseg.segment_size= 32 MB "});
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(value(kSyncMethod) == "open_sync");
+  BOOST_TEST(value(kSegmentSize) == "32MB");
+}
+
+BOOST_AUTO_TEST_CASE(last_occurrence_wins_and_earlier_ones_are_not_checked) {
+  auto r = start("walseg.segment_size = 16mb\nwalseg.segment_size = 8MB\nWALSEG.SEGMENT_SIZE = 4MB\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(value(kSegmentSize) == "4MB");
+  BOOST_TEST(registry.show(kSegmentSize)->sourceline == 3);
+}
+
+BOOST_AUTO_TEST_CASE(names_outside_the_prefix_are_ignored) {
+  auto r = start("shared_buffers = 128MB\nwal_segment_size = 16mb\nother.thing = 'x'\n"
+                 "walseg_segment_size = nonsense\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+}
+
+BOOST_AUTO_TEST_CASE(included_file_values_name_the_included_file) {
+  write("walseg.recycle = off\n", "extra.conf");
+  auto r = start("include 'extra.conf'\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(registry.show(kRecycle)->sourcefile == dir + "/extra.conf");
+}
+
+BOOST_AUTO_TEST_CASE(C18_values_are_kept_exactly_as_written) {
+  write("x.archive = '/mnt/mb/X'\nwalseg.init_method = 'Sparse'\n");
+  auto files = parse_config_file(main);
+  BOOST_TEST_REQUIRE(files.items.size() == 2u);
+  BOOST_TEST(files.items[0].value == "/mnt/mb/X");
+  auto r = load_at_start(registry, &files, {});
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(value(kInitMethod) == "sparse");
+}
+
+BOOST_AUTO_TEST_CASE(no_file_means_defaults_and_overrides_only) {
+  auto r = load_at_start(registry, nullptr, std::vector<std::string>{"walseg.io_method=io_uring"});
+  BOOST_TEST(r.ok());
+  BOOST_TEST(value(kIoMethod) == "io_uring");
+}
+
+// ---- start error paths: all-or-nothing, every error reported ----
+
+BOOST_AUTO_TEST_CASE(any_error_rejects_the_whole_file_set_and_all_errors_are_listed) {
+  write("walseg.segment_size = 16KB\n", "extra.conf");
+  auto r = start("walseg.recycle = off\n"
+                 "walseg.sync_method = sometimes\n"
+                 "walseg.bogus = 1\n"
+                 "method_note = read committed\n"
+                 "include 'extra.conf'\n"
+                 "include 'missing.conf'\n",
+                 {"walseg.block_size=3kB", "walseg.nothing=1", "walseg.recycle"});
+  std::string all = to_string(r.errors);
+  BOOST_TEST(r.errors.size() == 8u, all);
+  for (const char* part :
+       {"syntax error in file \"", "near token \"committed\"",
+        "could not open configuration file \"", "missing.conf\": No such file or directory",
+        "unrecognized configuration parameter \"walseg.bogus\" in file \"",
+        "invalid value for parameter \"walseg.sync_method\": \"sometimes\"",
+        "invalid value for parameter \"walseg.segment_size\": \"16KB\" (file \"",
+        "parameter \"walseg.block_size\" must be a power of two",
+        "unrecognized configuration parameter \"walseg.nothing\"",
+        "-c walseg.recycle requires a value"})
+    BOOST_TEST(all.find(part) != std::string::npos, part);
+  BOOST_TEST(r.summary.starts_with("configuration file \""));
+  BOOST_TEST(r.summary.ends_with("\" contains errors"));
+  // Nothing was applied, not even the valid line 1.
+  BOOST_TEST(registry.get_bool(kRecycle));
+  BOOST_TEST(registry.show(kRecycle)->source == "default");
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_file_and_line_of_the_value) {
+  auto r = start("\n\nwalseg.segment_size = 16mb\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].file == main);
+  BOOST_TEST(r.errors[0].line == 3);
+  BOOST_TEST(r.errors[0].parameter == "walseg.segment_size");
+}
+
+BOOST_AUTO_TEST_CASE(cross_rules_are_checked_after_command_line_overrides) {
+  auto r = start("walseg.segment_size = 64MB\n", {"walseg.min_size=128MB"});
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  auto bad = load_at_start(registry, nullptr, std::vector<std::string>{"walseg.min_size=100MB"});
+  BOOST_TEST_REQUIRE(bad.errors.size() == 1u);
+  BOOST_TEST((bad.errors[0].kind == ErrorKind::kCrossCheck));
+  BOOST_TEST(bad.summary == "settings contain errors");
+  BOOST_TEST(value(kMinSize) == "128MB");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(reload_rules, Fixture)
+
+BOOST_AUTO_TEST_CASE(changed_sighup_and_user_values_apply_and_are_reported) {
+  BOOST_TEST_REQUIRE(start("walseg.sync_method = fdatasync\n").ok());
+  auto r = reload_with("walseg.sync_method = fsync\nwalseg.recycle = off\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(r.summary.empty());
+  BOOST_TEST(value(kSyncMethod) == "fsync");
+  BOOST_TEST(value(kRecycle) == "off");
+  BOOST_TEST(has(r.notes, "parameter \"walseg.sync_method\" changed to \"fsync\""));
+  BOOST_TEST(has(r.notes, "parameter \"walseg.recycle\" changed to \"off\""));
+  BOOST_TEST(r.changed.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(unchanged_file_reloads_without_notes) {
+  BOOST_TEST_REQUIRE(start("walseg.segment_size = 32MB\nwalseg.max_size = 2GB\n").ok());
+  auto r = reload_with("walseg.segment_size = 32MB\nwalseg.max_size = 2GB\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(r.notes.empty());
+  BOOST_TEST(r.changed.empty());
+}
+
+BOOST_AUTO_TEST_CASE(setting_removed_from_the_file_returns_to_its_default) {
+  BOOST_TEST_REQUIRE(start("walseg.prealloc_segments = 5\n").ok());
+  auto r = reload_with("# emptied\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(registry.get_int(kPreallocSegments) == 2);
+  BOOST_TEST(has(r.notes, "parameter \"walseg.prealloc_segments\" removed from configuration "
+                          "file, reset to default"));
+}
+
+BOOST_AUTO_TEST_CASE(setting_removed_from_the_file_falls_back_to_the_command_line) {
+  write("walseg.prealloc_segments = 5\n");
+  ParsedFiles files = parse_config_file(main);
+  BOOST_TEST_REQUIRE(load_at_start(registry, &files, std::vector<std::string>{"walseg.sync_method=fsync"}).ok());
+  auto r = reload_with("walseg.sync_method = open_sync\n");
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(value(kSyncMethod) == "fsync");  // -c outranks the file
+  BOOST_TEST(registry.get_int(kPreallocSegments) == 2);
+}
+
+BOOST_AUTO_TEST_CASE(session_values_survive_a_reload) {
+  BOOST_TEST_REQUIRE(start("walseg.init_method = sparse\n").ok());
+  BOOST_TEST(!registry.set_session(kInitMethod, "none").has_value());
+  auto r = reload_with("walseg.init_method = posix_fallocate\n");
+  BOOST_TEST(r.ok());
+  BOOST_TEST(value(kInitMethod) == "none");
+  BOOST_TEST(!registry.reset(kInitMethod).has_value());
+  BOOST_TEST(value(kInitMethod) == "posix_fallocate");
+}
+
+// ---- reload error paths: what is kept, what applies, and the messages ----
+
+BOOST_AUTO_TEST_CASE(syntax_error_applies_nothing) {
+  BOOST_TEST_REQUIRE(start("walseg.sync_method = fdatasync\n").ok());
+  auto r = reload_with("walseg.sync_method = fsync\nwalseg.recycle = off off\n");
+  BOOST_TEST(r.errors.size() == 1u);
+  BOOST_TEST(r.summary == "configuration file \"" + main + "\" contains errors; no changes were applied");
+  BOOST_TEST(value(kSyncMethod) == "fdatasync");
+  BOOST_TEST(r.changed.empty());
+}
+
+BOOST_AUTO_TEST_CASE(unknown_walseg_name_applies_nothing) {
+  BOOST_TEST_REQUIRE(start("").ok());
+  auto r = reload_with("walseg.sync_method = fsync\nwalseg.sync_mode = fsync\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].message == "unrecognized configuration parameter \"walseg.sync_mode\" in file \"" +
+                                        main + "\" line 2");
+  BOOST_TEST(r.summary.ends_with("no changes were applied"));
+  BOOST_TEST(value(kSyncMethod) == "fdatasync");
+}
+
+BOOST_AUTO_TEST_CASE(bad_value_keeps_its_old_value_and_the_rest_apply) {
+  BOOST_TEST_REQUIRE(start("walseg.prealloc_segments = 4\n").ok());
+  auto r = reload_with("walseg.prealloc_segments = many\nwalseg.sync_method = fsync\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].to_string() == "invalid value for parameter \"walseg.prealloc_segments\": "
+                                        "\"many\" (file \"" + main + "\", line 1)");
+  BOOST_TEST(registry.get_int(kPreallocSegments) == 4);
+  BOOST_TEST(value(kSyncMethod) == "fsync");
+  BOOST_TEST(r.summary == "configuration file \"" + main +
+                              "\" contains errors; unaffected changes were applied");
+  BOOST_TEST(r.changed == std::vector<std::string>{std::string(kSyncMethod)});
+}
+
+BOOST_AUTO_TEST_CASE(changed_postmaster_setting_needs_a_restart_and_the_rest_apply) {
+  BOOST_TEST_REQUIRE(start("walseg.segment_size = 16MB\n").ok());
+  auto r = reload_with("walseg.segment_size = 32MB\nwalseg.max_size = 2GB\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].to_string() == "parameter \"walseg.segment_size\" cannot be changed without "
+                                        "restarting the server (file \"" + main + "\", line 1)");
+  BOOST_TEST(value(kSegmentSize) == "16MB");
+  BOOST_TEST(value(kMaxSize) == "2GB");
+  BOOST_TEST(r.summary.ends_with("unaffected changes were applied"));
+}
+
+BOOST_AUTO_TEST_CASE(removed_postmaster_setting_needs_a_restart) {
+  BOOST_TEST_REQUIRE(start("walseg.io_method = io_uring\n").ok());
+  auto r = reload_with("\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].message ==
+             "parameter \"walseg.io_method\" cannot be changed without restarting the server");
+  BOOST_TEST(value(kIoMethod) == "io_uring");
+}
+
+BOOST_AUTO_TEST_CASE(reload_breaking_a_cross_rule_applies_nothing) {
+  BOOST_TEST_REQUIRE(start("walseg.sync_method = fdatasync\n").ok());
+  auto r = reload_with("walseg.sync_method = fsync\nwalseg.min_size = 2GB\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST(r.errors[0].message == "\"walseg.max_size\" must be at least \"walseg.min_size\"");
+  BOOST_TEST(r.summary.ends_with("no changes were applied"));
+  BOOST_TEST(value(kSyncMethod) == "fdatasync");
+  BOOST_TEST(value(kMinSize) == "80MB");
+}
+
+BOOST_AUTO_TEST_CASE(include_error_on_reload_applies_nothing) {
+  BOOST_TEST_REQUIRE(start("").ok());
+  auto r = reload_with("walseg.recycle = off\ninclude 'gone.conf'\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u);
+  BOOST_TEST((r.errors[0].kind == ErrorKind::kInclude));
+  BOOST_TEST(value(kRecycle) == "on");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,139 @@
+// Tests of the settings side of the `walseg` tool (src/bin/settings_options.cpp, cmd_show.cpp,
+// cmd_check_config.cpp): --config, repeatable -c, `show` and `check-config`, run as a user
+// would run them. The tool is found next to this test executable (both build into bin/);
+// the tests are skipped when it has not been built.
+#define BOOST_TEST_MODULE guc_tool
+#include <boost/test/unit_test.hpp>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path tool_path() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "walseg";
+}
+
+struct ToolTest {
+  std::string dir;
+  ToolTest() {
+    const char* tmp = ::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/guc_tool_test.XXXXXX";
+    BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+  }
+  ~ToolTest() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  }
+  struct Result {
+    int status;
+    std::string out, err;
+  };
+  // Runs `walseg <args>` (args are shell words, quoted by the caller where needed).
+  Result run(const std::string& args) const {
+    std::string cmd = "'" + tool_path().string() + "' " + args + " >'" + dir + "/out' 2>'" + dir + "/err'";
+    int raw = std::system(cmd.c_str());
+    auto slurp = [](const std::string& p) {
+      std::ostringstream s;
+      s << std::ifstream(p).rdbuf();
+      return s.str();
+    };
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(dir + "/out"), slurp(dir + "/err")};
+  }
+};
+
+boost::test_tools::assertion_result tool_built(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result ok(fs::exists(tool_path()));
+  ok.message() << "walseg tool not built next to the test (" << tool_path() << ")";
+  return ok;
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(check_config_accepts_a_valid_file_and_says_so) {
+  auto f = write("wal.conf", "walseg.segment_size = 32MB\nwalseg.recycle = off\n");
+  auto r = run("check-config '" + f + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out == "configuration file \"" + f + "\" is valid (2 walseg settings set in it)\n");
+}
+
+BOOST_AUTO_TEST_CASE(show_all_gives_value_setting_unit_source_and_file_line) {
+  auto f = write("wal.conf", "\nwalseg.segment_size = 32MB\n");
+  auto r = run("show --config '" + f + "' -c walseg.recycle=off -c walseg.sync_method=fsync");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, " name "));
+  BOOST_TEST(contains(r.out, "(11 rows)"));
+  BOOST_TEST(contains(r.out, "| 32MB "));
+  BOOST_TEST(contains(r.out, "| 32768 "));
+  BOOST_TEST(contains(r.out, "| configuration file | " + f + ":2 "));
+  BOOST_TEST(contains(r.out, "| command line "));
+  BOOST_TEST(contains(r.out, "| postmaster "));
+}
+
+BOOST_AUTO_TEST_CASE(show_one_setting_value_only_prints_what_show_prints) {
+  auto r = run("show walseg.SEGMENT_SIZE --value-only -c walseg.segment_size=1GB -c walseg.min_size=2GB -c walseg.max_size=2GB");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out == "1GB\n");
+}
+
+BOOST_AUTO_TEST_CASE(positional_file_after_c_options_is_not_swallowed) {
+  auto f = write("wal.conf", "walseg.recycle = off\n");
+  auto r = run("check-config -c walseg.sync_method=fsync '" + f + "'");
+  BOOST_TEST(r.status == 0, r.err);
+}
+
+// ---- error paths: exit status and the messages ----
+
+BOOST_AUTO_TEST_CASE(check_config_lists_every_error_and_exits_1) {
+  auto f = write("wal.conf",
+                 "walseg.segment_size = 16mb\nmethod_note = read committed\nwalseg.nope = 1\n"
+                 "include 'missing.conf'\ninclude_if_exists 'maybe.conf'\n");
+  auto r = run("check-config '" + f + "'");
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "ERROR:  invalid value for parameter \"walseg.segment_size\": \"16mb\" "
+                             "(file \"" + f + "\", line 1)\nHINT:  Valid units for this parameter are "
+                             "\"B\", \"kB\", \"MB\", \"GB\", and \"TB\"."), r.err);
+  BOOST_TEST(contains(r.err, "ERROR:  syntax error in file \"" + f + "\" line 2, near token \"committed\""));
+  BOOST_TEST(contains(r.err, "ERROR:  unrecognized configuration parameter \"walseg.nope\" in file \"" + f + "\" line 3"));
+  BOOST_TEST(contains(r.err, "missing.conf\": No such file or directory"));
+  BOOST_TEST(contains(r.err, "FATAL:  configuration file \"" + f + "\" contains errors"));
+  BOOST_TEST(contains(r.out, "LOG:  skipping missing configuration file \"" + dir + "/maybe.conf\""));
+}
+
+BOOST_AUTO_TEST_CASE(check_config_without_a_file_is_a_usage_error) {
+  auto r = run("check-config");
+  BOOST_TEST(r.status == 2);
+  BOOST_TEST(contains(r.err, "needs a settings file"));
+}
+
+BOOST_AUTO_TEST_CASE(bad_c_option_stops_any_command_with_the_reason) {
+  auto r = run("show -c walseg.segment_size=16M");
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "walseg: invalid value for parameter \"walseg.segment_size\": \"16M\""), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(show_of_an_unknown_setting_exits_1) {
+  auto r = run("show walseg.nope");
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(r.err == "walseg: unrecognized configuration parameter \"walseg.nope\"\n");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
