@@ -28,6 +28,8 @@ struct BenchSettings {
   std::uint64_t write_bytes = 4 * kMiB; ///< bytes written per segment in the write phase
   std::vector<InitMethod> methods;    ///< concrete init methods to measure
   bool progress = false;              ///< print progress on stderr (a terminal)
+  std::vector<int> clients = {1, 8};  ///< phase commit: client counts
+  double commit_seconds = 3;          ///< phase commit: seconds per row
 };
 
 /// One result line. Fields a phase does not measure stay 0 (and are printed as "-").
@@ -45,6 +47,7 @@ struct Row {
   bool reference = false;             ///< a PostgreSQL reference row, not a walseg method
   std::string config;                 ///< phase switch: "unpooled", "pooled", "recycled"
   std::string kind;                   ///< phase switch: "boundary" or "ordinary" appends
+  int clients = 0;                    ///< phase commit: concurrent clients
 };
 
 /// A phase's working directory: `root`/<phase>/<method>, created fresh.
@@ -59,6 +62,12 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root);
 /// Phase `switch`: one writer appending across segment boundaries with the segment manager
 /// unpooled, pooled and refilled only by recycling; boundary vs ordinary append latency.
 std::vector<Row> bench_switch(const BenchSettings& s, const std::string& root);
+
+/// Phase `append`: one writer, write_size records each flushed, through WalWriter into
+/// segments made by each method, for each io_method.
+std::vector<Row> bench_append(const BenchSettings& s, const std::string& root);
+/// Phase `commit`: K clients appending and flushing (group commit), per io_method.
+std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root);
 
 /// Progress line on stderr (only when s.progress).
 void progress(const BenchSettings& s, const std::string& phase, const std::string& method,

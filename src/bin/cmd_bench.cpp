@@ -14,12 +14,13 @@
 #include "bench.h"
 #include "command.h"
 #include "settings_options.h"
+#include "walseg/auto_method.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
 namespace {
 
-const std::vector<std::string> kPhases = {"create", "write", "switch"};
+const std::vector<std::string> kPhases = {"create", "write", "switch", "append", "commit"};
 
 struct BenchArgs {
   std::string dir;
@@ -32,6 +33,8 @@ struct BenchArgs {
   std::vector<std::string> methods;
   std::vector<std::string> phases;
   std::string json;
+  std::vector<int> clients;
+  double commit_seconds = 3;
   SettingsOptions settings;
 };
 
@@ -72,6 +75,19 @@ void print_switch_rows(const std::vector<Row>& rows, const BenchSettings& s) {
                  r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.p999), cell(r.lat.max));
 }
 
+void print_wal_rows(const std::vector<Row>& rows, const std::string& phase, const BenchSettings& s) {
+  fmt::print("\n{}\n", phase == "append"
+                           ? fmt::format("WAL appends, one writer, each {} record flushed (microseconds per commit):", format_size(s.write_size))
+                           : fmt::format("Group commit, K clients each flushing its {} record (microseconds per commit):", format_size(s.write_size)));
+  fmt::print("  {:<20} {:<9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10}  {}\n", "method", "io", "clients", "n", "median",
+             "p99", "max", "commits/s", "used");
+  for (const Row& r : rows)
+    if (r.phase == phase)
+      fmt::print("  {:<20} {:<9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10.0f}  {}\n", r.method, r.io,
+                 r.clients > 0 ? r.clients : 1, r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.max),
+                 r.ops_per_s, r.method_used);
+}
+
 // An init method row (not a PostgreSQL reference, not recycle/recycled) of the given phase.
 const Row* method_row(const std::vector<Row>& rows, const std::string& phase, const std::string& m) {
   for (const Row& r : rows)
@@ -101,22 +117,33 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
   if (const Row* rec = method_row(rows, "write", "recycled"))
     fmt::print("  a recycled segment commits in {} us median (the reference for written-once files)\n", cell(rec->lat.median));
   if (!cheap || !fast) return v;
-  // "Both": commits within 10% of the fastest method, and of those the cheapest to create.
-  const Row* best = nullptr;
+  // "Both": the rule walseg.init_method = auto uses (auto_method.h), on this run's numbers.
+  std::vector<ProbeResult> results;
   for (InitMethod m : s.methods) {
     std::string name(to_string(m));
     const Row* w = method_row(rows, "write", name);
     const Row* c = method_row(rows, "create", name);
-    if (!w || !c || w->lat.median > fast->lat.median * 1.10) continue;
-    if (!best || c->lat.median < method_row(rows, "create", best->method)->lat.median) best = w;
+    if (w && c) results.push_back(ProbeResult{m, c->lat.median, w->lat.median, w->lat.p99});
   }
-  if (best) {
-    const Row* c = method_row(rows, "create", best->method);
-    fmt::print("  both: walseg.init_method = {} (commits within 10% of the fastest; creation {} us median)\n",
-               best->method, cell(c->lat.median));
-    v["both"] = best->method;
-  }
+  InitMethod both = decide_init_method(results);
+  const Row* c = method_row(rows, "create", std::string(to_string(both)));
+  fmt::print("  both: walseg.init_method = {} (commits within 10% of the fastest; creation {} us median)\n",
+             to_string(both), cell(c->lat.median));
+  v["both"] = to_string(both);
   return v;
+}
+
+// What walseg.init_method = auto decides by its own short probe in the same directory, so the
+// two can be compared in one run.
+nlohmann::json auto_choice(const std::string& root, const BenchSettings& s, const nlohmann::json& v) {
+  std::string dir = root + "/auto";
+  Directory d = Directory::open(dir, true);
+  AutoDecision a = choose_init_method(d, s.config);
+  bool agrees = v.contains("both") && v["both"] == std::string(to_string(a.method));
+  fmt::print("  walseg.init_method = auto, probing this directory, chooses {}{}\n", to_string(a.method),
+             v.contains("both") ? (agrees ? " (agrees with this run)" : " (differs from this run: the two are within noise)") : "");
+  nlohmann::json j = {{"method", to_string(a.method)}, {"reason", a.reason}, {"agrees", agrees}};
+  return j;
 }
 
 nlohmann::json row_json(const Row& r, const FsInfo& fs) {
@@ -129,6 +156,7 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
           {"fs_type", fs.type_name}, {"fs_mount_options", fs.mount_options}};
   if (!r.config.empty()) j["config"] = r.config;
   if (!r.kind.empty()) j["kind"] = r.kind;
+  if (r.clients > 0) j["clients"] = r.clients;
   return j;
 }
 
@@ -152,6 +180,10 @@ BenchSettings make_settings(const BenchArgs& a) {
     for (std::size_t i = 0; i < kInitMethodNames.size(); ++i)
       if (static_cast<InitMethod>(i) != InitMethod::kAuto) s.methods.push_back(static_cast<InitMethod>(i));
   s.progress = ::isatty(2) != 0;
+  if (!a.clients.empty()) s.clients = a.clients;
+  for (int c : s.clients)
+    if (c < 1) throw std::invalid_argument("--clients: each count must be at least 1");
+  s.commit_seconds = a.commit_seconds;
   return s;
 }
 
@@ -168,9 +200,14 @@ void run_bench(const BenchArgs& a) {
   FsInfo fs = fs_info(root);
   print_header(s, root, fs);
   std::vector<Row> rows;
+  nlohmann::json v;
   try {
     for (const auto& p : phases) {
-      auto got = p == "create" ? bench_create(s, root) : p == "write" ? bench_write(s, root) : bench_switch(s, root);
+      auto got = p == "create"   ? bench_create(s, root)
+                 : p == "write"  ? bench_write(s, root)
+                 : p == "switch" ? bench_switch(s, root)
+                 : p == "append" ? bench_append(s, root)
+                                 : bench_commit(s, root);
       rows.insert(rows.end(), got.begin(), got.end());
       if (s.progress) fmt::print(stderr, "\r\033[K");
       if (p == "create")
@@ -178,14 +215,17 @@ void run_bench(const BenchArgs& a) {
       else if (p == "write")
         print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
                                               format_size(s.write_size), to_string(s.config.sync_method)));
-      else
+      else if (p == "switch")
         print_switch_rows(rows, s);
+      else
+        print_wal_rows(rows, p, s);
     }
+    v = verdict(s, rows);
+    if (v.contains("both")) v["auto"] = auto_choice(root, s, v);
   } catch (...) {
     if (!a.keep) std::filesystem::remove_all(root);
     throw;
   }
-  nlohmann::json v = verdict(s, rows);
   if (!a.keep) std::filesystem::remove_all(root);
   else fmt::print("\nkept {}\n", root);
   if (!a.json.empty()) {
@@ -219,8 +259,10 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
   cmd->add_flag("--full", a->full, "write whole segments in the write phase");
   cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
-  cmd->add_option("--phases", a->phases, "phases to run: create, write, switch (default: all)")->delimiter(',');
+  cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
+  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")->delimiter(',');
+  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row");
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });
 });

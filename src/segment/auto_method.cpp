@@ -79,7 +79,8 @@ std::optional<AutoDecision> read_cache(const Directory& dir, const std::string& 
     auto j = nlohmann::json::parse(text);
     if (j.at("filesystem").get<std::string>() != identity) return std::nullopt;
     auto m = enum_from_name<InitMethod>(j.at("method").get<std::string>(), kInitMethodNames);
-    if (!m) return std::nullopt;
+    // "auto" is not a decision (allocate_file refuses it): a cache naming it is corrupt.
+    if (!m || *m == InitMethod::kAuto) return std::nullopt;
     AutoDecision d;
     d.method = *m;
     d.reason = j.at("reason").get<std::string>();
@@ -100,12 +101,21 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
                            {"commit_median_us", p.commit_median_us}, {"commit_p99_us", p.commit_p99_us}});
   std::string text = j.dump(2) + "\n";
   std::string tmp = temp_file_name(static_cast<std::uint32_t>(::getpid()), 998'999);
-  File f = File::open(dir.path_of(tmp), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  f.pwrite_all(text.data(), text.size(), 0);
-  f.fsync();
-  f.close();
-  dir.unlink(kAutoCacheFileName, true);
-  dir.rename_noreplace(tmp, kAutoCacheFileName);
+  try {
+    File f = File::open(dir.path_of(tmp), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    f.pwrite_all(text.data(), text.size(), 0);
+    f.fsync();
+    f.close();
+    dir.unlink(kAutoCacheFileName, true);
+    dir.rename_noreplace(tmp, kAutoCacheFileName);
+  } catch (...) {
+    // Like the probe files, the cache's temporary file never outlives a failure.
+    try {
+      dir.unlink(tmp, true);
+    } catch (const Error&) {
+    }
+    throw;
+  }
   dir.fsync();
 }
 

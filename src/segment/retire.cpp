@@ -59,9 +59,21 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
   }
   if (target) {
     auto t0 = Clock::now();
+    const std::string new_name = segment_file_name(tli, *target, cfg_.segment_size_bytes);
     try {
-      recycle_segment(dir_, old_name, segment_file_name(tli, *target, cfg_.segment_size_bytes));
+      recycle_segment(dir_, old_name, new_name);
     } catch (...) {
+      // If the rename was done but the directory fsync failed, the new name's durability is
+      // unknown: it must not be handed out (case C13), nor stay unknown to the books, or every
+      // later creation of that segment fails with EEXIST. Rename it back, so that the file is
+      // where retire() puts it back in the books and a later retire tries again. Best effort:
+      // the original error is the one reported.
+      if (!dir_.exists(old_name)) {
+        try {
+          dir_.rename_noreplace(new_name, old_name);
+        } catch (const Error&) {
+        }
+      }
       std::lock_guard lk(mu_);
       in_progress_.erase(*target);
       throw;
