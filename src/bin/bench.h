@@ -50,6 +50,11 @@ struct Row {
   int clients = 0;                    ///< phase commit: concurrent clients
 };
 
+/// A row of per-operation latencies: lat from `us` (sorted in place), ops_per_s and mb_per_s
+/// over `wall_seconds` (0: the sum of the samples, i.e. time spent in the operations).
+Row latency_row(std::string phase, std::string method, std::vector<double>& us,
+                std::uint64_t bytes_per_op, double wall_seconds = 0);
+
 /// A phase's working directory: `root`/<phase>/<method>, created fresh.
 Directory phase_dir(const std::string& root, const std::string& phase, const std::string& method);
 

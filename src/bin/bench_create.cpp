@@ -98,16 +98,10 @@ std::vector<Row> bench_create(const BenchSettings& s, const std::string& root) {
   }
   std::vector<Row> rows;
   for (auto& se : series) {
-    Row row;
-    row.phase = "create";
-    row.method = se.name;
+    Row row = latency_row("create", se.name, se.us, size);
     row.method_used = se.used;
     row.note = se.note;
     row.reference = se.reference;
-    row.lat = summarize(se.us);
-    double total_s = row.lat.mean * static_cast<double>(row.lat.n) / 1e6;
-    row.ops_per_s = total_s > 0 ? static_cast<double>(row.lat.n) / total_s : 0;
-    row.mb_per_s = total_s > 0 ? static_cast<double>(size) * static_cast<double>(row.lat.n) / total_s / 1e6 : 0;
     row.allocated_bytes = se.allocated;
     row.syscalls = se.syscalls;
     rows.push_back(std::move(row));

@@ -150,17 +150,11 @@ std::vector<Row> bench_switch(const BenchSettings& s, const std::string& root) {
     ConfigRun run = run_config(s, dir, name);
     std::filesystem::remove_all(dir);
     for (const char* kind : {"boundary", "ordinary"}) {
-      Row row;
-      row.phase = "switch";
+      auto& v = std::string(kind) == "boundary" ? run.boundary : run.ordinary;
+      Row row = latency_row("switch", name == "recycled" ? "recycle" : std::string(to_string(run.stats.method)), v,
+                            s.write_size);
       row.config = name;
       row.kind = kind;
-      row.method = name == "recycled" ? "recycle" : std::string(to_string(run.stats.method));
-      row.method_used = row.method;
-      auto& v = std::string(kind) == "boundary" ? run.boundary : run.ordinary;
-      row.lat = summarize(v);
-      double total_s = row.lat.mean * static_cast<double>(row.lat.n) / 1e6;
-      row.ops_per_s = total_s > 0 ? static_cast<double>(row.lat.n) / total_s : 0;
-      row.mb_per_s = total_s > 0 ? static_cast<double>(row.lat.n * s.write_size) / total_s / 1e6 : 0;
       rows.push_back(std::move(row));
     }
     stats.emplace_back(name, run.stats, run.handoff);

@@ -4,59 +4,19 @@
 // commit), into segments made by each init method and kept ready by the preallocator, once per
 // io_method: the append-versus-preallocate question with real records and page headers.
 // commit: K clients do the same concurrently; group commit lets one sync cover many commits.
-#include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "bench.h"
+#include "clients.h"
 #include "walseg/wal.h"
 
 namespace walseg::tool {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Measured {
-  std::vector<double> us;
-  double seconds = 0;
-};
-
-// K clients commit until `commits` are done or `seconds` pass (whichever is set).
-Measured run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
-                     double seconds) {
-  std::vector<std::byte> payload(payload_bytes, std::byte{0x5a});
-  std::atomic<std::uint64_t> issued{0};
-  std::mutex mu;
-  Measured m;
-  std::exception_ptr failure;
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c)
-    threads.emplace_back([&] {
-      std::vector<double> mine;
-      try {
-        while (seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits) {
-          auto t = Clock::now();
-          w.flush(w.append(payload));
-          mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
-        }
-      } catch (...) {
-        std::lock_guard lk(mu);
-        if (!failure) failure = std::current_exception();
-      }
-      std::lock_guard lk(mu);
-      m.us.insert(m.us.end(), mine.begin(), mine.end());
-    });
-  for (auto& t : threads) t.join();
-  m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (failure) std::rethrow_exception(failure);
-  return m;
-}
 
 Config wal_config(const BenchSettings& s, InitMethod method, IoMethod io) {
   Config c = s.config;
@@ -65,19 +25,6 @@ Config wal_config(const BenchSettings& s, InitMethod method, IoMethod io) {
   c.io_method = io;
   c.recycle = false;  // every segment is a new one made by the method under test
   return c;
-}
-
-Row make_row(const std::string& phase, const std::string& method, IoMethod io, Measured& m,
-             std::size_t payload_bytes) {
-  Row row;
-  row.phase = phase;
-  row.method = method;
-  row.method_used = method;
-  row.io = std::string(to_string(io));
-  row.lat = summarize(m.us);
-  row.ops_per_s = m.seconds > 0 ? static_cast<double>(row.lat.n) / m.seconds : 0;
-  row.mb_per_s = m.seconds > 0 ? static_cast<double>(row.lat.n * payload_bytes) / m.seconds / 1e6 : 0;
-  return row;
 }
 
 }  // namespace
@@ -91,7 +38,7 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
       progress(s, "append", fmt::format("{} {}", name, to_string(io)), 0, 1);
       std::string dir = fmt::format("{}/append/{}-{}", root, name, to_string(io));
       std::filesystem::remove_all(dir);
-      Measured meas;
+      ClientRun meas;
       std::string used;
       {
         auto wal = Wal::open(dir, wal_config(s, m, io));
@@ -100,7 +47,8 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
       }
       std::filesystem::remove_all(dir);
-      Row row = make_row("append", name, io, meas, s.write_size);
+      Row row = latency_row("append", name, meas.us, s.write_size, meas.seconds);
+      row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
       rows.push_back(std::move(row));
     }
@@ -115,7 +63,7 @@ std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root) {
       progress(s, "commit", fmt::format("{} clients {}", clients, to_string(io)), 0, 1);
       std::string dir = fmt::format("{}/commit/{}-{}", root, clients, to_string(io));
       std::filesystem::remove_all(dir);
-      Measured meas;
+      ClientRun meas;
       std::string method;
       {
         Config c = wal_config(s, s.config.init_method, io);
@@ -126,7 +74,8 @@ std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root) {
         meas = run_clients(wal->writer(), s.write_size, clients, 0, s.commit_seconds);
       }
       std::filesystem::remove_all(dir);
-      Row row = make_row("commit", method, io, meas, s.write_size);
+      Row row = latency_row("commit", method, meas.us, s.write_size, meas.seconds);
+      row.io = std::string(to_string(io));
       row.clients = clients;
       rows.push_back(std::move(row));
     }

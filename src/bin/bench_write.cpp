@@ -97,15 +97,9 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
   }
   std::vector<Row> rows;
   for (auto& se : series) {
-    Row row;
-    row.phase = "write";
-    row.method = se.name;
+    Row row = latency_row("write", se.name, se.us, s.write_size);
     row.method_used = se.used;
     row.note = se.note;
-    row.lat = summarize(se.us);
-    double total_s = row.lat.mean * static_cast<double>(row.lat.n) / 1e6;
-    row.ops_per_s = total_s > 0 ? static_cast<double>(row.lat.n) / total_s : 0;
-    row.mb_per_s = total_s > 0 ? static_cast<double>(row.lat.n * s.write_size) / total_s / 1e6 : 0;
     row.allocated_bytes = se.name == kRecycled ? size : se.allocated;
     rows.push_back(std::move(row));
   }

@@ -269,6 +269,20 @@ RegisterCommand reg("bench", [](CLI::App& app) {
 
 }  // namespace
 
+Row latency_row(std::string phase, std::string method, std::vector<double>& us,
+                std::uint64_t bytes_per_op, double wall_seconds) {
+  Row row;
+  row.phase = std::move(phase);
+  row.method = method;
+  row.method_used = std::move(method);
+  row.lat = summarize(us);
+  double n = static_cast<double>(row.lat.n);
+  double s = wall_seconds > 0 ? wall_seconds : row.lat.mean * n / 1e6;
+  row.ops_per_s = s > 0 ? n / s : 0;
+  row.mb_per_s = s > 0 ? n * static_cast<double>(bytes_per_op) / s / 1e6 : 0;
+  return row;
+}
+
 void progress(const BenchSettings& s, const std::string& phase, const std::string& method, int done, int total) {
   if (s.progress) fmt::print(stderr, "\r\033[K{}: {} {}/{}", phase, method, done, total);
 }

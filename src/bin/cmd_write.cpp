@@ -1,13 +1,9 @@
 // walseg write: K clients append records and wait for each to be flushed (group commit),
 // printing commits/s and commit latency.
-#include <atomic>
-#include <chrono>
-#include <mutex>
-#include <thread>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "clients.h"
 #include "command.h"
 #include "settings_options.h"
 #include "tool_util.h"
@@ -30,36 +26,9 @@ void run_write(const WriteArgs& a) {
   std::uint64_t size = parse_size_option("--record-size", a.record_size);
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
-  std::vector<std::byte> payload(size, std::byte{0x77});
-  std::atomic<std::uint64_t> issued{0};
-  std::mutex mu;
-  std::vector<double> lat;
-  std::exception_ptr failure;
-  using Clock = std::chrono::steady_clock;
-  auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.seconds));
-  auto t0 = Clock::now();
-  std::vector<std::thread> threads;
-  for (int c = 0; c < a.clients; ++c) {
-    threads.emplace_back([&] {
-      std::vector<double> mine;
-      try {
-        while (a.seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < a.records) {
-          auto t = Clock::now();
-          w.flush(w.append(payload));
-          mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
-        }
-      } catch (...) {
-        std::lock_guard lk(mu);
-        if (!failure) failure = std::current_exception();
-      }
-      std::lock_guard lk(mu);
-      lat.insert(lat.end(), mine.begin(), mine.end());
-    });
-  }
-  for (auto& t : threads) t.join();
-  double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (failure) std::rethrow_exception(failure);
-  Summary s = summarize(lat);
+  ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds);
+  double elapsed = run.seconds;
+  Summary s = summarize(run.us);
   WalWriterStats st = w.stats();
   fmt::print("{} commits of {} bytes by {} clients in {:.2f} s: {:.0f} commits/s\n", s.n, size, a.clients,
              elapsed, static_cast<double>(s.n) / elapsed);

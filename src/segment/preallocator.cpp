@@ -37,7 +37,8 @@ constexpr auto kMaxPause = std::chrono::milliseconds(200);
 
 std::optional<SegmentManager::Job> SegmentManager::next_job_locked() const {
   const SegNo max_segments = std::max<SegNo>(1, cfg_.max_size_bytes / cfg_.segment_size_bytes);
-  if (existing_.size() + in_progress_.size() >= max_segments) return std::nullopt;
+  // Segments of other timelines (the old one after a switch) are on disk until retired too.
+  if (existing_.size() + others_.size() + in_progress_.size() >= max_segments) return std::nullopt;
   for (SegNo s = position_ + 1; s <= position_ + static_cast<SegNo>(cfg_.prealloc_segments); ++s)
     if (!existing_.count(s) && !in_progress_.count(s)) return Job{timeline_, s};
   return std::nullopt;
