@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE guc_definitions
 #include <boost/test/unit_test.hpp>
 
+#include <cstring>
 #include <set>
 
 #include "walseg/guc_definitions.h"

@@ -23,20 +23,15 @@
 #include <thread>
 #include <vector>
 
-#include "fs_test_util.h"
+#include "segment_manager_fixture.h"
 #include "walseg/failpoint.h"
 #include "walseg/io_trace.h"
 #include "walseg/segment_manager.h"
 
 using namespace walseg;
 using namespace std::chrono_literals;
-using walseg_test::list_names;
-using walseg_test::looks_like_segment_name;
-using walseg_test::path_exists;
 
-namespace {
 using namespace walseg_test;
-}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(pool, ManagerFixture)
 

@@ -4,7 +4,7 @@
 // failpoint::hit("<name>") whether it should pretend to fail. Names are the syscall names
 // ("open", "pwrite", "pwritev", "pread", "fsync", "fdatasync", "fallocate", "ftruncate",
 // "rename", "link", "unlink", "dir_fsync", "fstat", "close") plus step markers placed by higher
-// layers ("create.after_open", "create.half_fill", "create.after_fill", "create.after_fsync",
+// layers ("create.after_open", "alloc.half_fill", "create.after_fill", "create.after_fsync",
 // "create.after_rename", "create.after_dir_fsync") where only `crash` makes sense.
 //
 // Arming: in code with arm(), or for a whole process with the environment variable

@@ -1,0 +1,239 @@
+#define BOOST_TEST_MODULE auto_method
+#include <boost/test/unit_test.hpp>
+
+// Tests for include/walseg/auto_method.h. The rule (decide_init_method) is tested on synthetic
+// probe results whose answer is worked out by hand; choose_init_method is tested for what it
+// leaves on disk and what it reads back, never for how fast anything was: the cache file's
+// content (parsed here with nlohmann::json, independently of the code under test), the absence
+// of probe files, and, for a cache hit, the absence of any probe syscall in the io trace.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fs_test_util.h"
+#include "walseg/auto_method.h"
+#include "walseg/directory.h"
+#include "walseg/failpoint.h"
+#include "walseg/io_trace.h"
+#include "walseg/segment_manager.h"
+
+using namespace walseg;
+using walseg_test::error_is;
+using walseg_test::list_names;
+
+namespace {
+
+std::string name(InitMethod m) { return std::string(to_string(m)); }
+
+ProbeResult probe(InitMethod m, double create_us, double commit_median_us) {
+  ProbeResult r;
+  r.method = m;
+  r.create_us = create_us;
+  r.commit_median_us = commit_median_us;
+  r.commit_p99_us = commit_median_us * 3;
+  return r;
+}
+
+std::string file_text(const std::string& path) {
+  auto b = walseg_test::read_all(path);
+  return std::string(b.begin(), b.end());
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+}
+
+bool is_probe_syscall(const io_trace::Event& e) {
+  return e.path.find("/xlogtemp.") != std::string::npos || e.op == "fdatasync" ||
+         e.op == "fallocate" || e.op == "pwrite" || e.op == "pwritev";
+}
+
+struct AutoFixture : walseg_test::FreshDirFixture {
+  walseg_test::LogCapture logs;
+  Directory d = Directory::open(dir.path());
+  Config cfg;
+  std::string cache() const { return dir / "walseg.auto"; }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(rule)
+
+BOOST_AUTO_TEST_CASE(single_result_is_chosen) {
+  BOOST_TEST(name(decide_init_method({probe(InitMethod::kSparse, 10, 10)})) == "sparse");
+}
+
+BOOST_AUTO_TEST_CASE(clearly_fastest_commits_win_even_if_creation_is_dearest) {
+  // zero_write commits at 100 us; the others are 2x slower however cheap they are to create.
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 90000, 100),
+                                probe(InitMethod::kPosixFallocate, 500, 200),
+                                probe(InitMethod::kSparse, 50, 400)};
+  BOOST_TEST(name(decide_init_method(r)) == "zero_write");
+}
+
+BOOST_AUTO_TEST_CASE(among_commits_within_ten_percent_the_cheapest_creation_wins) {
+  // Best median 100: 105 and 109 are within 10% (<= 110), 120 is not even though it is the
+  // cheapest to create. Among 100/105/109, posix_fallocate creates cheapest (500).
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 90000, 100),
+                                probe(InitMethod::kPosixFallocate, 500, 105),
+                                probe(InitMethod::kGlibcEmulation, 3000, 109),
+                                probe(InitMethod::kSparse, 20, 120)};
+  BOOST_TEST(name(decide_init_method(r)) == "posix_fallocate");
+}
+
+BOOST_AUTO_TEST_CASE(just_outside_ten_percent_does_not_count_as_fast) {
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 90000, 100),
+                                probe(InitMethod::kPosixFallocate, 500, 111)};
+  BOOST_TEST(name(decide_init_method(r)) == "zero_write");
+}
+
+BOOST_AUTO_TEST_CASE(decision_does_not_depend_on_the_order_of_the_results) {
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 90000, 100),
+                                probe(InitMethod::kPosixFallocate, 500, 105),
+                                probe(InitMethod::kGlibcEmulation, 3000, 109),
+                                probe(InitMethod::kSparse, 20, 120),
+                                probe(InitMethod::kNone, 10, 300)};
+  std::sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.method < b.method; });
+  int permutations = 0;
+  do {
+    BOOST_TEST(name(decide_init_method(r)) == "posix_fallocate");
+    ++permutations;
+  } while (std::next_permutation(r.begin(), r.end(),
+                                 [](const auto& a, const auto& b) { return a.method < b.method; }));
+  BOOST_TEST(permutations == 120);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(choose, AutoFixture)
+
+BOOST_AUTO_TEST_CASE(first_choice_probes_every_method_caches_the_numbers_and_removes_probe_files) {
+  AutoDecision a = choose_init_method(d, cfg);
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(name(a.method) != "auto");
+  BOOST_REQUIRE(a.probes.size() == 6u);
+  BOOST_TEST(name(a.method) == name(decide_init_method(a.probes)));
+  // Only the cache file is left: every xlogtemp.* probe file is gone.
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.auto"},
+             boost::test_tools::per_element());
+
+  auto j = nlohmann::json::parse(file_text(cache()));
+  BOOST_TEST(j.at("method").get<std::string>() == name(a.method));
+  BOOST_TEST(j.at("reason").get<std::string>() == a.reason);
+  struct stat st{};
+  BOOST_REQUIRE(::stat(dir.path().c_str(), &st) == 0);
+  const std::string fs = j.at("filesystem").get<std::string>();
+  BOOST_TEST(fs.substr(fs.find(':') + 1) == std::to_string(st.st_dev));  // "<fstype>:<st_dev>"
+  BOOST_REQUIRE(j.at("probes").size() == 6u);
+  for (std::size_t i = 0; i < 6; ++i) {
+    BOOST_TEST(j["probes"][i].at("method").get<std::string>() == name(a.probes[i].method));
+    BOOST_TEST(j["probes"][i].at("create_us").get<double>() == a.probes[i].create_us);
+    BOOST_TEST(j["probes"][i].at("commit_median_us").get<double>() == a.probes[i].commit_median_us);
+    BOOST_TEST(a.probes[i].create_us > 0.0);
+    BOOST_TEST(a.probes[i].commit_median_us > 0.0);
+  }
+  // The reason carries the numbers of every candidate, and the choice is logged once.
+  for (const auto& m : {"zero_write:", "posix_fallocate:", "glibc_emulation:", "sparse:"})
+    BOOST_TEST(a.reason.find(m) != std::string::npos, m);
+  BOOST_TEST(logs.count(LogLevel::kLog, "walseg.init_method = auto chose " + name(a.method)) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(second_choice_comes_from_the_cache_without_probing) {
+  AutoDecision a = choose_init_method(d, cfg);
+  const std::string before = file_text(cache());
+  io_trace::start();
+  AutoDecision b = choose_init_method(d, cfg);
+  auto ev = io_trace::stop();
+  BOOST_TEST(b.from_cache);
+  BOOST_TEST(name(b.method) == name(a.method));
+  BOOST_TEST(b.reason == a.reason);
+  for (const auto& e : ev) BOOST_TEST(!is_probe_syscall(e), "probe syscall: " << e.op << " " << e.path);
+  BOOST_TEST(file_text(cache()) == before);
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.auto"},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(corrupted_cache_triggers_a_new_probe_and_is_rewritten) {
+  write_text(cache(), "{\"method\": \"zero_wr");  // cut short
+  AutoDecision a = choose_init_method(d, cfg);
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(a.probes.size() == 6u);
+  auto j = nlohmann::json::parse(file_text(cache()));
+  BOOST_TEST(j.at("method").get<std::string>() == name(a.method));
+  BOOST_TEST(choose_init_method(d, cfg).from_cache);
+}
+
+BOOST_AUTO_TEST_CASE(cache_with_an_unknown_or_unusable_method_triggers_a_new_probe) {
+  AutoDecision first = choose_init_method(d, cfg);
+  auto j = nlohmann::json::parse(file_text(cache()));
+  for (const char* bad : {"bogus", "auto", "ZERO_WRITE"}) {
+    BOOST_TEST_CONTEXT("cached method " << bad) {
+      j["method"] = bad;
+      write_text(cache(), j.dump());
+      AutoDecision a = choose_init_method(d, cfg);
+      BOOST_TEST(!a.from_cache);
+      BOOST_TEST(name(a.method) != "auto");
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(cache_made_on_another_filesystem_triggers_a_new_probe) {
+  choose_init_method(d, cfg);
+  auto j = nlohmann::json::parse(file_text(cache()));
+  j["filesystem"] = "xfs:1";
+  j["method"] = "sparse";
+  write_text(cache(), j.dump());
+  AutoDecision a = choose_init_method(d, cfg);
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(nlohmann::json::parse(file_text(cache())).at("filesystem").get<std::string>() != "xfs:1");
+}
+
+BOOST_AUTO_TEST_CASE(manager_with_auto_uses_the_cached_decision_and_does_not_report_the_cache) {
+  AutoDecision a = choose_init_method(d, cfg);
+  SegmentManager::Options o;
+  o.config.segment_size_bytes = kMinSegmentSizeBytes;
+  o.config.init_method = InitMethod::kAuto;
+  o.config.prealloc_segments = 0;
+  o.background = false;
+  SegmentManager m(dir.path(), o);
+  BOOST_TEST(name(m.stats().method) == name(a.method));
+  BOOST_TEST(name(m.config().init_method) == name(a.method));
+  BOOST_TEST(m.scan_report().left_alone.empty());
+  m.next_segment(1);
+  BOOST_TEST(m.stats().created_by_method.size() == 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Error paths: errno and message text, and nothing left behind.
+// ---------------------------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(probe_failure_is_reported_and_leaves_no_probe_file_and_no_cache) {
+  failpoint::arm("fdatasync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+  BOOST_CHECK_EXCEPTION(choose_init_method(d, cfg), Error,
+                        error_is(EIO, {"could not fdatasync file \"" + dir.path() + "/xlogtemp.",
+                                       "Input/output error"}));
+  BOOST_TEST(list_names(dir.path()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(cache_write_failure_is_reported_and_leaves_no_temporary_file) {
+  // The cache is written under a temporary name and renamed into place: the only rename.
+  failpoint::arm("rename", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+  BOOST_CHECK_EXCEPTION(choose_init_method(d, cfg), Error,
+                        error_is(EIO, {"could not rename file \"" + dir.path() + "/xlogtemp.",
+                                       "to \"" + cache() + "\"", "Input/output error"}));
+  for (const auto& n : list_names(dir.path()))
+    BOOST_TEST(n.rfind("xlogtemp.", 0) != 0, "left behind: " << n);
+  BOOST_TEST(!walseg_test::path_exists(cache()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,360 @@
+#define BOOST_TEST_MODULE wal_writer
+#include <boost/test/unit_test.hpp>
+
+// Tests for include/walseg/wal_writer.h and wal.h with walseg.io_method = pwrite: records of
+// every size class go in through WalWriter (opened by Wal::open on a real directory under
+// /var/tmp, 1 MB segments) and come back through WalReader, the independent check. Scenarios:
+// round trip, resume after close (in the middle of a page and at a page boundary), a full ring,
+// group commit, the sync methods, the syscall order of a flush (invariant 3, io_trace), and
+// recycled segments (invariant 5). io_uring: wal_writer_uring_test.cpp; failures (C14) and
+// argument errors: wal_writer_failure_test.cpp; kill -9: wal_crash_test.cpp.
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "wal_writer_fixture.h"
+#include "walseg/io_trace.h"
+#include "walseg/segment_name.h"
+
+using namespace walseg;
+using namespace walseg_test;
+
+namespace {
+
+// Page-fitting sizes: first record of a segment starts after the 40-byte long header, so a
+// payload of 8192 - 40 - 24 - 5 = 8123 bytes ends exactly at the end of that first page.
+constexpr std::size_t kFillsFirstPage = kBlockBytes - 40 - 24 - 5;
+constexpr std::size_t kSizeClasses[] = {0, 1, 7, 8, 255, 256, 257, kBlockBytes - 100, kBlockBytes,
+                                        3 * kBlockBytes + 100, 60000};
+
+bool is_segment_path(const std::string& dir, const std::string& path) {
+  if (path.rfind(dir + "/", 0) != 0) return false;
+  return looks_like_segment_name(path.substr(dir.size() + 1));
+}
+
+/// Invariant 3 in trace order: for every segment file written, a sync of that file follows
+/// its last write.
+void check_sync_after_writes(const std::vector<io_trace::Event>& events, const std::string& dir,
+                             const std::string& sync_op) {
+  std::map<std::string, std::ptrdiff_t> last_write, last_sync;
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(events.size()); ++i) {
+    const auto& e = events[static_cast<std::size_t>(i)];
+    if (!is_segment_path(dir, e.path)) continue;
+    if (e.op == "pwrite" || e.op == "pwritev") last_write[e.path] = i;
+    if (e.op == sync_op && e.result_errno == 0) last_sync[e.path] = i;
+  }
+  BOOST_TEST(!last_write.empty(), "the flush wrote no segment file");
+  for (const auto& [path, w] : last_write) {
+    BOOST_TEST_CONTEXT(path) {
+      BOOST_REQUIRE(last_sync.count(path) == 1);
+      BOOST_TEST(last_sync[path] > w, "last write #" << w << " is not followed by a " << sync_op);
+    }
+  }
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(wal_writer, WalWriterFixture)
+
+BOOST_AUTO_TEST_CASE(RoundTrip_RecordsOfEverySizeClass_ReadBackIdenticalInOrder) {
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    for (int round = 0; round < 3; ++round)
+      for (std::size_t size : kSizeClasses) a.add(w, size);
+    a.add(w, kFillsFirstPage);
+    w.flush(a.ends.back());
+    BOOST_TEST(w.flushed_lsn() >= a.ends.back());
+    BOOST_TEST(w.stats().records == a.payloads.size());
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(RoundTrip_FlushAfterEveryRecord_RewrittenPartialPagesKeepEarlierRecords) {
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    for (std::size_t size : kSizeClasses) wal->writer().flush(a.add(wal->writer(), size));
+    for (int i = 0; i < 50; ++i) wal->writer().flush(a.add(wal->writer(), 40 + i));
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(SegmentBoundary_RecordSpanningTwoSegments_IsWrittenAndReadBack) {
+  Appended a;
+  Lsn spanning_end = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    while (w.insert_lsn() % kSegBytes < kSegBytes - 6000) a.add(w, 2000);
+    const Lsn before = w.insert_lsn();
+    spanning_end = a.add(w, 30000);
+    BOOST_REQUIRE(before / kSegBytes != (spanning_end - 1) / kSegBytes);
+    for (int i = 0; i < 20; ++i) a.add(w, 500);
+    w.flush(a.ends.back());
+    BOOST_TEST(w.stats().segment_switches >= 2u);
+  }
+  a.check_read_back(dir.path(), cfg);
+  WalContents got = read_wal(dir.path(), cfg);
+  auto it = std::find_if(got.records.begin(), got.records.end(),
+                         [&](const ReadRecord& r) { return r.end_lsn == spanning_end; });
+  BOOST_REQUIRE(it != got.records.end());
+  BOOST_TEST(it->lsn / kSegBytes + 1 == (it->end_lsn - 1) / kSegBytes);
+}
+
+BOOST_AUTO_TEST_CASE(SegmentBoundary_RecordBiggerThanASegmentWithALargeRing_SpansThreeSegments) {
+  cfg.wal_buffers_bytes = 4 * kSegBytes;
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    a.add(w, 100);
+    while (w.insert_lsn() % kSegBytes < kSegBytes - 50000) a.add(w, 7000);
+    a.add(w, kSegBytes + kSegBytes / 2);  // 1.5 MB: starts near the end of segment 1
+    a.add(w, 100);
+    w.flush(a.ends.back());
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Resume_InTheMiddleOfAPage_RecordsBeforeTheResumePointSurvive) {
+  // A writer that rewrote the resumed page from zeros instead of from its on-disk prefix would
+  // erase the first three records here.
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+  }
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_TEST(wal->recovery().records == 3u);
+    BOOST_TEST(wal->recovery().end_lsn == a.ends.back());
+    BOOST_REQUIRE(wal->recovery().end_lsn % kBlockBytes != 0);  // really mid-page
+    BOOST_TEST(wal->writer().insert_lsn() == a.ends.back());
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+  }
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_TEST(wal->recovery().records == 6u);
+    BOOST_TEST(!wal->recovery().corruption);
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Resume_AtAPageBoundary_NextRecordStartsThereWithAPageHeader) {
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    a.add(wal->writer(), kFillsFirstPage);
+    wal->writer().flush(a.ends.back());
+  }
+  BOOST_REQUIRE(a.ends.back() % kBlockBytes == 0);
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_TEST(wal->recovery().end_lsn == a.ends.back());
+    a.add(wal->writer(), 300);
+    wal->writer().flush(a.ends.back());
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Resume_TenReopensAcrossSegments_EveryRecordOfEverySessionPresent) {
+  Appended a;
+  std::uint64_t sys_id = 0;
+  for (int session = 0; session < 10; ++session) {
+    auto wal = Wal::open(dir.path(), cfg);
+    if (session == 0) sys_id = wal->system_id();
+    BOOST_TEST(wal->system_id() == sys_id);  // the identifier is learnt back, not made anew
+    BOOST_TEST(wal->recovery().records == a.payloads.size());
+    for (int i = 0; i < 40; ++i) a.add(wal->writer(), 997 * static_cast<std::size_t>(i + session) % 9000);
+    wal->writer().flush(a.ends.back());
+  }
+  BOOST_TEST(a.ends.back() > 2 * kSegBytes);
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(RingFull_ManyRecordsWithoutFlush_AppendsWriteOutAndOneFlushMakesAllDurable) {
+  cfg.wal_buffers_bytes = 6 * kBlockBytes;
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    const Lsn start = w.flushed_lsn();
+    for (int i = 0; i < 300; ++i) a.add(w, 1000 + (i * 37) % 4000);
+    a.add(w, 3 * kBlockBytes);  // the largest payload a 6-page ring takes
+    WalWriterStats st = w.stats();
+    BOOST_TEST(st.buffer_full_writes > 0u);
+    BOOST_TEST(w.flushed_lsn() == start);  // pages written out to make room are not acknowledged
+    w.flush(a.ends.back());
+    BOOST_TEST(w.flushed_lsn() == a.ends.back());
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(GroupCommit_EightThreadsAppendAndFlush_AllReadBackWithFewerSyncsThanCommits) {
+  constexpr int kThreads = 8;
+  constexpr std::uint64_t kPerThread = 150;
+  std::map<std::uint64_t, Lsn> end_of;  // seq -> end LSN returned by append
+  std::atomic<int> early_acks{0};
+  std::uint64_t syncs = 0, records = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    std::vector<std::vector<std::pair<std::uint64_t, Lsn>>> mine(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (std::uint64_t i = 0; i < kPerThread; ++i) {
+          std::uint64_t seq = static_cast<std::uint64_t>(t) * 1000000 + i;
+          Lsn end = w.append(seq_payload(seq, 8 + (seq * 131) % 2500));
+          w.flush(end);
+          if (w.flushed_lsn() < end) ++early_acks;
+          mine[static_cast<std::size_t>(t)].emplace_back(seq, end);
+        }
+      });
+    for (auto& th : threads) th.join();
+    for (const auto& v : mine)
+      for (const auto& [seq, end] : v) end_of[seq] = end;
+    syncs = w.stats().syncs;
+    records = w.stats().records;
+  }
+  BOOST_TEST(early_acks.load() == 0);
+  BOOST_TEST(records == kThreads * kPerThread);
+  BOOST_TEST(syncs < kThreads * kPerThread, syncs << " syncs for " << kThreads * kPerThread << " commits");
+  WalContents got = read_wal(dir.path(), cfg);
+  BOOST_TEST(!got.stop.corruption);
+  BOOST_REQUIRE_EQUAL(got.records.size(), kThreads * kPerThread);
+  std::vector<std::uint64_t> next(kThreads, 0);
+  for (const ReadRecord& r : got.records) {
+    auto seq = seq_of(r.payload);
+    BOOST_REQUIRE_MESSAGE(seq, "damaged record at " << format_lsn(r.lsn));
+    std::size_t t = static_cast<std::size_t>(*seq / 1000000);
+    BOOST_REQUIRE(t < kThreads);
+    BOOST_TEST(*seq % 1000000 == next[t]);  // each thread's records in its own order
+    ++next[t];
+    BOOST_TEST(end_of[*seq] == r.end_lsn);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(SyncMethods_FsyncOpenDatasyncOpenSync_RoundTrip) {
+  for (SyncMethod m : {SyncMethod::kFsync, SyncMethod::kOpenDatasync, SyncMethod::kOpenSync}) {
+    BOOST_TEST_CONTEXT("sync_method " << to_string(m)) {
+      TempDir d;
+      cfg.sync_method = m;
+      Appended a;
+      std::uint64_t syncs = 0;
+      {
+        auto wal = Wal::open(d.path(), cfg);
+        io_trace::start();
+        for (std::size_t size : kSizeClasses) wal->writer().flush(a.add(wal->writer(), size));
+        auto events = io_trace::stop();
+        syncs = wal->writer().stats().syncs;
+        if (m == SyncMethod::kFsync) check_sync_after_writes(events, d.path(), "fsync");
+      }
+      // open_datasync / open_sync: every write is durable when it returns; no separate sync.
+      if (m == SyncMethod::kFsync) BOOST_TEST(syncs > 0u);
+      else BOOST_TEST(syncs == 0u);
+      a.check_read_back(d.path(), cfg);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(Invariant3_PwriteFlushAcrossASegmentSwitch_FdatasyncFollowsEveryPwriteOfEachFile) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  while (w.insert_lsn() % kSegBytes < kSegBytes - 20000) w.append(seq_payload(1, 3000));
+  w.flush(w.insert_lsn());
+  io_trace::start();
+  Lsn end = 0;
+  for (int i = 0; i < 12; ++i) end = w.append(seq_payload(2 + i, 5000));  // into the next segment
+  BOOST_REQUIRE(end / kSegBytes != w.flushed_lsn() / kSegBytes);
+  w.flush(end);
+  auto events = io_trace::stop();
+  check_sync_after_writes(events, dir.path(), "fdatasync");
+}
+
+BOOST_AUTO_TEST_CASE(Invariant3_RingFullWriteOutsThenFlush_FdatasyncFollowsThem) {
+  cfg.wal_buffers_bytes = 4 * kBlockBytes;
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  io_trace::start();
+  Lsn end = 0;
+  for (int i = 0; i < 100; ++i) end = w.append(seq_payload(i, 4000));
+  BOOST_REQUIRE(w.stats().buffer_full_writes > 0u);
+  w.flush(end);
+  check_sync_after_writes(io_trace::stop(), dir.path(), "fdatasync");
+}
+
+BOOST_AUTO_TEST_CASE(Recycle_RecordsInRecycledSegments_ReadBackAndNoStaleByteIsReturned) {
+  cfg.prealloc_segments = 0;  // the writer's next segments are the recycled ones
+  std::uint64_t seq = 0;
+  std::map<ino_t, std::string> old_inodes;
+  Lsn end = 0;
+  Lsn truncated_at = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    while (w.insert_lsn() < 4 * kSegBytes + kSegBytes / 3) end = w.append(seq_payload(seq++, 3000));
+    w.flush(end);
+    for (const auto& n : list_names(dir.path()))
+      if (looks_like_segment_name(n)) old_inodes[stat_path(dir / n).st_ino] = n;
+    truncated_at = w.flushed_lsn();
+    w.truncate_before(truncated_at);  // segments 1..3 go (recycled forward)
+    BOOST_TEST(wal->manager().stats().recycled >= 1u);
+    // The highest file that is an old segment under a new name: write into its middle.
+    SegNo last_recycled = 0;
+    for (const auto& n : list_names(dir.path()))
+      if (looks_like_segment_name(n) && old_inodes.count(stat_path(dir / n).st_ino) &&
+          old_inodes[stat_path(dir / n).st_ino] != n)
+        last_recycled = std::max<SegNo>(last_recycled, std::stoull(n.substr(16), nullptr, 16));
+    BOOST_REQUIRE(last_recycled > 4);
+    while (w.insert_lsn() < last_recycled * kSegBytes + kSegBytes / 2 + 1234)
+      end = w.append(seq_payload(seq++, 3000));
+    w.flush(end);
+  }
+  // The rest of the last page written holds zeros, not the old life's bytes.
+  {
+    std::string last = dir / segment_file_name(1, end / kSegBytes, kSegBytes);
+    std::vector<char> bytes = read_all(last);
+    const std::size_t from = end % kSegBytes;
+    const std::size_t to = from + (kBlockBytes - from % kBlockBytes) % kBlockBytes;
+    BOOST_TEST(std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(from),
+                           bytes.begin() + static_cast<std::ptrdiff_t>(to), [](char c) { return c == 0; }));
+  }
+  WalContents got = read_wal(dir.path(), cfg);
+  BOOST_TEST_MESSAGE("reader stopped: " << describe(got.stop));
+  BOOST_TEST(!got.stop.corruption);
+  BOOST_TEST(got.stop.end_lsn == end);
+  BOOST_REQUIRE(!got.records.empty());
+  BOOST_TEST(got.records.front().lsn / kSegBytes == truncated_at / kSegBytes);
+  auto first = seq_of(got.records.front().payload);
+  BOOST_REQUIRE(first);
+  for (std::size_t i = 0; i < got.records.size(); ++i) {
+    auto s = seq_of(got.records[i].payload);
+    BOOST_REQUIRE_MESSAGE(s, "damaged record at " << format_lsn(got.records[i].lsn));
+    BOOST_TEST(*s == *first + i);
+  }
+  BOOST_TEST(*first + got.records.size() == seq);
+  // And the writer resumes there: a second recovery sees old and new records.
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_TEST(wal->recovery().end_lsn == end);
+    for (int i = 0; i < 30; ++i) end = wal->writer().append(seq_payload(seq++, 3000));
+    wal->writer().flush(end);
+  }
+  WalContents again = read_wal(dir.path(), cfg);
+  BOOST_TEST(again.records.size() == got.records.size() + 30);
+  BOOST_TEST(again.stop.end_lsn == end);
+  BOOST_TEST(!again.stop.corruption);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
