@@ -52,7 +52,6 @@ struct WalIoCounters {
   std::uint64_t short_writes = 0;
   std::uint64_t syncs = 0;
   std::uint64_t flushes = 0;
-  std::uint64_t flush_waits = 0;
   std::uint64_t segment_switches = 0;
 };
 
@@ -135,6 +134,10 @@ class WalWriter {
 
   mutable std::mutex write_mu_;       ///< one writer of pages at a time; guards segments_
   std::vector<std::unique_ptr<OpenSegment>> segments_;  ///< open, written since last sync
+  std::mutex flush_mu_;                ///< guards flush_leader_
+  std::condition_variable flush_cv_;   ///< a leader finished its sync
+  bool flush_leader_ = false;
+  std::atomic<std::uint64_t> flush_waits_{0};
   mutable std::mutex error_mu_;
   std::optional<Error> error_;
   WalWriterStats stats_;              ///< insert-side counters under insert_mu_

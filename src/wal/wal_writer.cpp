@@ -108,7 +108,7 @@ WalWriterStats WalWriter::stats() const {
   s.short_writes = io_counters_.short_writes;
   s.syncs = io_counters_.syncs;
   s.flushes = io_counters_.flushes;
-  s.flush_waits = io_counters_.flush_waits;
+  s.flush_waits = flush_waits_.load();
   s.segment_switches = io_counters_.segment_switches;
   return s;
 }
@@ -183,19 +183,40 @@ void WalWriter::flush(Lsn lsn) {
     throw make_error(EINVAL, "flush", mgr_.directory().path(),
                      fmt::format("flush request {} is beyond the insert position {}", format_lsn(lsn),
                                  format_lsn(insert_lsn())));
-  if (flushed_.load() >= lsn) return;
-  std::lock_guard wl(write_mu_);
-  throw_if_failed();
-  if (flushed_.load() >= lsn) {  // covered by the flush we queued behind: group commit
-    ++io_counters_.flush_waits;
+  if (flushed_.load() >= lsn) {
+    ++flush_waits_;
     return;
   }
-  try {
-    write_upto(~Lsn{0}, true);
-  } catch (const Error& e) {
-    fail(e);
-    throw;
+  // Group commit: one caller at a time leads (writes everything inserted so far and syncs);
+  // the others wait on a condition variable, not on the I/O lock, so that when a sync ends
+  // everyone it covered returns at once instead of queueing behind the next leader's sync.
+  std::unique_lock fl(flush_mu_);
+  bool led = false;
+  while (flushed_.load() < lsn) {
+    throw_if_failed();
+    if (flush_leader_) {
+      flush_cv_.wait(fl);
+      continue;
+    }
+    flush_leader_ = true;
+    led = true;
+    fl.unlock();
+    std::optional<Error> failure;
+    {
+      std::lock_guard wl(write_mu_);
+      try {
+        write_upto(~Lsn{0}, true);
+      } catch (const Error& e) {
+        fail(e);
+        failure = e;
+      }
+    }
+    fl.lock();
+    flush_leader_ = false;
+    flush_cv_.notify_all();
+    if (failure) throw *failure;
   }
+  if (!led) ++flush_waits_;
 }
 
 void WalWriter::truncate_before(Lsn lsn) {
