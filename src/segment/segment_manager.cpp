@@ -29,6 +29,14 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 // once, when the directory is opened.
 void advise_for_filesystem(const Directory& dir, const Config& cfg) {
   FsInfo fs = fs_info(dir.path());
+  // Methods that reserve nothing move "out of space" from segment creation to a commit's
+  // write (case C05); on a memory-backed filesystem that limit is small and easy to reach.
+  if (cfg.init_method == InitMethod::kSparse || cfg.init_method == InitMethod::kNone)
+    log(fs.memory_backed ? LogLevel::kWarning : LogLevel::kLog,
+        fmt::format("init method {} reserves no space in directory \"{}\" ({}{}): running out of "
+                    "space will show as a failed WAL write at commit time, not at segment creation",
+                    to_string(cfg.init_method), dir.path(), fs.type_name,
+                    fs.memory_backed ? ", memory-backed: its size limit, not a disk, is the limit" : ""));
   if (!fs.copy_on_write) return;
   log(LogLevel::kWarning,
       fmt::format("directory \"{}\" is on {}, a copy-on-write filesystem: preallocation reserves "
