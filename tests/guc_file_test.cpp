@@ -334,8 +334,29 @@ BOOST_AUTO_TEST_CASE(C19_include_dir_that_includes_its_own_directory_stops) {
   auto top = d.write("main.conf", "include_dir 'conf.d'\n");
   auto p = parse_config_file(top);
   const auto& e = only_error(p);
-  BOOST_TEST(e.message.find("include cycle " + d.path + "/conf.d/00.conf -> ") != std::string::npos,
-             e.message);
+  BOOST_TEST(e.message == "could not open configuration directory \"" + d.path +
+                              "/conf.d/.\": include cycle " + d.path + "/conf.d -> " + d.path +
+                              "/conf.d/00.conf -> " + d.path + "/conf.d/.");
+  BOOST_TEST(e.file == d.path + "/conf.d/00.conf");
+}
+
+BOOST_AUTO_TEST_CASE(many_files_that_each_include_their_directory_stop_at_once) {
+  // Without the directory check this expands 12! orders before the depth bound.
+  TempDir d;
+  for (int i = 10; i < 22; ++i) d.write("conf.d/" + std::to_string(i) + ".conf", "include_dir '.'\n");
+  auto top = d.write("main.conf", "include_dir 'conf.d'\n");
+  auto p = parse_config_file(top);
+  BOOST_TEST(p.errors.size() == 12u);
+  for (const auto& e : p.errors) BOOST_TEST(e.message.find("include cycle") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(same_directory_included_twice_side_by_side_is_not_a_cycle) {
+  TempDir d;
+  d.write("conf.d/a.conf", "a = 1\n");
+  auto top = d.write("main.conf", "include_dir 'conf.d'\ninclude_dir 'conf.d/'\n");
+  auto p = parse_config_file(top);
+  BOOST_TEST(p.ok(), to_string(p.errors));
+  BOOST_TEST(values(p) == "a=1;a=1;");
 }
 
 BOOST_AUTO_TEST_CASE(C19_main_file_copied_into_its_include_dir_stops) {

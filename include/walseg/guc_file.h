@@ -18,7 +18,8 @@
 //    directories, in byte order). Relative paths are relative to the including file's
 //    directory. Nesting deeper than kMaxIncludeDepth is an error ("maximum nesting depth
 //    exceeded"); * so is an include cycle, reported with its chain `a.conf -> b.conf ->
-//    a.conf` (PostgreSQL only has the depth bound). The same file may be included twice when
+//    a.conf` (PostgreSQL only has the depth bound): a file, or an include_dir directory,
+//    reached again while it is still being read. The same file may be included twice when
 //    that is not a cycle.
 //  * A syntax error skips the rest of its line and parsing continues, so every error of a
 //    file is reported; after kMaxSyntaxErrors in one file the file is abandoned, as

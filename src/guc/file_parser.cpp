@@ -1,5 +1,6 @@
 // Settings-file parser with includes (include/walseg/guc_file.h).
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -44,11 +45,13 @@ class Parser {
   void directive(const ConfigItem& item, int depth);
   void parse_dir(const std::string& dir, const ConfigItem& at, int depth);
   void include_error(const ConfigItem* at, std::string message);
+  // The chain "a -> b -> path" if `identity` is already being parsed, else nullopt.
+  std::optional<std::string> cycle(const std::string& identity, const std::string& path) const;
   bool syntax_error(const std::string& path, const Token& t, int& count);
 
   ConfigSource& source_;
   ParsedFiles& out_;
-  std::vector<Frame> stack_;  ///< files being parsed, outermost first
+  std::vector<Frame> stack_;  ///< files and directories being parsed, outermost first
 };
 
 void Parser::include_error(const ConfigItem* at, std::string message) {
@@ -145,17 +148,21 @@ void Parser::parse_file(const std::string& path, const ConfigItem* at, int depth
   if (text.err != 0)
     return include_error(at, fmt::format("could not open configuration file \"{}\": {}",
                                          detail::printable(path), errno_text(text.err)));
-  auto first = std::find_if(stack_.begin(), stack_.end(),
-                            [&](const Frame& f) { return f.identity == text.identity; });
-  if (first != stack_.end()) {
-    std::string chain;
-    for (auto it = first; it != stack_.end(); ++it) chain += it->path + " -> ";
+  if (auto chain = cycle(text.identity, path))
     return include_error(at, fmt::format("could not open configuration file \"{}\": include "
-                                         "cycle {}{}",
-                                         detail::printable(path), detail::printable(chain),
-                                         detail::printable(path)));
-  }
+                                         "cycle {}",
+                                         detail::printable(path), detail::printable(*chain)));
   parse_text(text.contents, path, text.identity, depth);
+}
+
+std::optional<std::string> Parser::cycle(const std::string& identity,
+                                         const std::string& path) const {
+  auto first = std::find_if(stack_.begin(), stack_.end(),
+                            [&](const Frame& f) { return f.identity == identity; });
+  if (first == stack_.end()) return std::nullopt;
+  std::string chain;
+  for (auto it = first; it != stack_.end(); ++it) chain += it->path + " -> ";
+  return chain + path;
 }
 
 void Parser::parse_dir(const std::string& dir, const ConfigItem& at, int depth) {
@@ -163,6 +170,14 @@ void Parser::parse_dir(const std::string& dir, const ConfigItem& at, int depth) 
   if (listing.err != 0)
     return include_error(&at, fmt::format("could not open configuration directory \"{}\": {}",
                                           detail::printable(dir), errno_text(listing.err)));
+  // A directory that (through its files) includes itself again is a cycle even when each
+  // file is new on the stack: N files that all say `include_dir '.'` would otherwise be
+  // expanded in N! orders before the depth bound stops them.
+  std::string identity = "dir:" + source_.identity(dir);
+  if (auto chain = cycle(identity, dir))
+    return include_error(&at, fmt::format("could not open configuration directory \"{}\": "
+                                          "include cycle {}",
+                                          detail::printable(dir), detail::printable(*chain)));
   std::vector<std::string> names;
   for (auto& e : listing.entries) {
     // As PostgreSQL: only *.conf, never dot-files (editor and package-manager leftovers).
@@ -172,7 +187,9 @@ void Parser::parse_dir(const std::string& dir, const ConfigItem& at, int depth) 
   }
   std::sort(names.begin(), names.end());
   std::string base = dir.ends_with('/') ? dir : dir + "/";
+  stack_.push_back(Frame{identity, dir});
   for (const auto& name : names) parse_file(base + name, &at, depth, false);
+  stack_.pop_back();
 }
 
 }  // namespace

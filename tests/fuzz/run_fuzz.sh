@@ -18,6 +18,11 @@ findings="$build/findings"
 mkdir -p "$corpus" "$findings"
 cp -n "$root"/tests/fuzz/corpus/guc_file/* "$corpus"/ 2>/dev/null || true
 
+# ASan's default 256 MB quarantine alone brings a long run near the 512 MB RSS limit, which
+# would then report a false out-of-memory finding; a smaller one keeps the limit meaningful.
+# Options already in ASAN_OPTIONS come later and win.
+export ASAN_OPTIONS="quarantine_size_mb=32${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+
 # libFuzzer exits non-zero on a crash, leak, timeout or out-of-memory; set -e passes it on.
 "$build/bin/guc_file_fuzz" -max_total_time="$seconds" -rss_limit_mb=512 -timeout=5 \
   -artifact_prefix="$findings/" -print_final_stats=1 "$corpus"
