@@ -147,7 +147,7 @@ BOOST_AUTO_TEST_CASE(C14_GroupCommitWaitersBehindAFailedSync_AllThrowAndNoAckPas
   std::vector<std::thread> threads;
   for (int t = 0; t < 6; ++t)
     threads.emplace_back([&, t] {
-      for (std::uint64_t i = 0;; ++i) {
+      for (std::uint64_t i = 0; i < 5000; ++i) {  // bounded: a writer that recovers must not hang
         try {
           Lsn end = w.append(seq_payload(static_cast<std::uint64_t>(t) * 1000000 + i, 300));
           w.flush(end);

@@ -1,4 +1,4 @@
-// Helpers shared by the WAL writer tests (wal_writer_test, wal_writer_uring_test,
+// Helpers shared by the WAL writer tests (wal_writer_test, wal_writer_uring_test, _retire_test,
 // wal_writer_failure_test, wal_crash_test): a small-segment Config, payloads that carry their
 // own sequence number and can be checked for damage without remembering them, and a read-back
 // of a WAL directory through WalReader (the independent check of what the writer wrote).
@@ -21,6 +21,7 @@
 #include "walseg/config.h"
 #include "walseg/error.h"
 #include "walseg/wal.h"
+#include "walseg/wal_encoder.h"
 #include "walseg/wal_reader.h"
 
 namespace walseg_test {
@@ -127,6 +128,22 @@ struct Appended {
     if (!ends.empty()) BOOST_TEST(got.stop.end_lsn == ends.back());
   }
 };
+
+/// Appends records until one ends exactly at `boundary` (found with reserve_record, the
+/// encoder's own arithmetic); returns false if that cannot be reached from here.
+inline bool fill_to(walseg::WalWriter& w, Appended& a, walseg::Lsn boundary) {
+  walseg::EncoderParams p{kSegBytes, kBlockBytes, 1, 0};
+  while (w.insert_lsn() + 3 * kBlockBytes < boundary) a.add(w, 2000);
+  for (int tries = 0; tries < 20 && w.insert_lsn() < boundary; ++tries) {
+    for (std::size_t size = 0; size < 4 * kBlockBytes; ++size)
+      if (walseg::reserve_record(p, w.insert_lsn(), size, nullptr) == boundary) {
+        a.add(w, size);
+        return true;
+      }
+    a.add(w, 8);
+  }
+  return false;
+}
 
 /// Fixture: disarmed failpoints, a fresh directory under /var/tmp, log lines captured.
 struct WalWriterFixture : FreshDirFixture {

@@ -4,18 +4,15 @@
 // Tests for include/walseg/wal_writer.h and wal.h with walseg.io_method = pwrite: records of
 // every size class go in through WalWriter (opened by Wal::open on a real directory under
 // /var/tmp, 1 MB segments) and come back through WalReader, the independent check. Scenarios:
-// round trip, resume after close (in the middle of a page and at a page boundary), a full ring,
-// group commit, the sync methods, the syscall order of a flush (invariant 3, io_trace), and
-// recycled segments (invariant 5). io_uring: wal_writer_uring_test.cpp; failures (C14) and
-// argument errors: wal_writer_failure_test.cpp; kill -9: wal_crash_test.cpp.
-
-#include <sys/stat.h>
+// round trip, records across and ending at segment boundaries, resume after close (in the
+// middle of a page, at a page boundary), append mode, a full ring, group commit, the sync
+// methods, and the syscall order of a flush (invariant 3, io_trace). Elsewhere: io_uring in
+// wal_writer_uring_test.cpp; truncate_before and recycled segments in wal_writer_retire_test.cpp;
+// failures (C14) and argument errors in wal_writer_failure_test.cpp; kill -9 in wal_crash_test.cpp.
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <map>
-#include <set>
 #include <thread>
 
 #include "wal_writer_fixture.h"
@@ -124,6 +121,23 @@ BOOST_AUTO_TEST_CASE(SegmentBoundary_RecordBiggerThanASegmentWithALargeRing_Span
   a.check_read_back(dir.path(), cfg);
 }
 
+BOOST_AUTO_TEST_CASE(SegmentBoundary_RecordEndingExactlyAtTheEnd_ResumeStartsTheNextSegment) {
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_REQUIRE(fill_to(wal->writer(), a, 2 * kSegBytes));
+    wal->writer().flush(a.ends.back());
+    BOOST_TEST(wal->writer().flushed_lsn() == 2 * kSegBytes);
+  }
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_TEST(wal->recovery().end_lsn == 2 * kSegBytes);
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+  }
+  a.check_read_back(dir.path(), cfg);
+}
+
 BOOST_AUTO_TEST_CASE(Resume_InTheMiddleOfAPage_RecordsBeforeTheResumePointSurvive) {
   // A writer that rewrote the resumed page from zeros instead of from its on-disk prefix would
   // erase the first three records here.
@@ -176,6 +190,18 @@ BOOST_AUTO_TEST_CASE(Resume_TenReopensAcrossSegments_EveryRecordOfEverySessionPr
     BOOST_TEST(wal->system_id() == sys_id);  // the identifier is learnt back, not made anew
     BOOST_TEST(wal->recovery().records == a.payloads.size());
     for (int i = 0; i < 40; ++i) a.add(wal->writer(), 997 * static_cast<std::size_t>(i + session) % 9000);
+    wal->writer().flush(a.ends.back());
+  }
+  BOOST_TEST(a.ends.back() > 2 * kSegBytes);
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(AppendMode_InitMethodNone_FilesGrowAndRecordsRoundTripAcrossReopen) {
+  cfg.init_method = InitMethod::kNone;
+  Appended a;
+  for (int session = 0; session < 3; ++session) {
+    auto wal = Wal::open(dir.path(), cfg);
+    for (int i = 0; i < 200; ++i) a.add(wal->writer(), 37 * static_cast<std::size_t>(i) % 9000);
     wal->writer().flush(a.ends.back());
   }
   BOOST_TEST(a.ends.back() > 2 * kSegBytes);
@@ -292,69 +318,6 @@ BOOST_AUTO_TEST_CASE(Invariant3_RingFullWriteOutsThenFlush_FdatasyncFollowsThem)
   BOOST_REQUIRE(w.stats().buffer_full_writes > 0u);
   w.flush(end);
   check_sync_after_writes(io_trace::stop(), dir.path(), "fdatasync");
-}
-
-BOOST_AUTO_TEST_CASE(Recycle_RecordsInRecycledSegments_ReadBackAndNoStaleByteIsReturned) {
-  cfg.prealloc_segments = 0;  // the writer's next segments are the recycled ones
-  std::uint64_t seq = 0;
-  std::map<ino_t, std::string> old_inodes;
-  Lsn end = 0;
-  Lsn truncated_at = 0;
-  {
-    auto wal = Wal::open(dir.path(), cfg);
-    WalWriter& w = wal->writer();
-    while (w.insert_lsn() < 4 * kSegBytes + kSegBytes / 3) end = w.append(seq_payload(seq++, 3000));
-    w.flush(end);
-    for (const auto& n : list_names(dir.path()))
-      if (looks_like_segment_name(n)) old_inodes[stat_path(dir / n).st_ino] = n;
-    truncated_at = w.flushed_lsn();
-    w.truncate_before(truncated_at);  // segments 1..3 go (recycled forward)
-    BOOST_TEST(wal->manager().stats().recycled >= 1u);
-    // The highest file that is an old segment under a new name: write into its middle.
-    SegNo last_recycled = 0;
-    for (const auto& n : list_names(dir.path()))
-      if (looks_like_segment_name(n) && old_inodes.count(stat_path(dir / n).st_ino) &&
-          old_inodes[stat_path(dir / n).st_ino] != n)
-        last_recycled = std::max<SegNo>(last_recycled, std::stoull(n.substr(16), nullptr, 16));
-    BOOST_REQUIRE(last_recycled > 4);
-    while (w.insert_lsn() < last_recycled * kSegBytes + kSegBytes / 2 + 1234)
-      end = w.append(seq_payload(seq++, 3000));
-    w.flush(end);
-  }
-  // The rest of the last page written holds zeros, not the old life's bytes.
-  {
-    std::string last = dir / segment_file_name(1, end / kSegBytes, kSegBytes);
-    std::vector<char> bytes = read_all(last);
-    const std::size_t from = end % kSegBytes;
-    const std::size_t to = from + (kBlockBytes - from % kBlockBytes) % kBlockBytes;
-    BOOST_TEST(std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(from),
-                           bytes.begin() + static_cast<std::ptrdiff_t>(to), [](char c) { return c == 0; }));
-  }
-  WalContents got = read_wal(dir.path(), cfg);
-  BOOST_TEST_MESSAGE("reader stopped: " << describe(got.stop));
-  BOOST_TEST(!got.stop.corruption);
-  BOOST_TEST(got.stop.end_lsn == end);
-  BOOST_REQUIRE(!got.records.empty());
-  BOOST_TEST(got.records.front().lsn / kSegBytes == truncated_at / kSegBytes);
-  auto first = seq_of(got.records.front().payload);
-  BOOST_REQUIRE(first);
-  for (std::size_t i = 0; i < got.records.size(); ++i) {
-    auto s = seq_of(got.records[i].payload);
-    BOOST_REQUIRE_MESSAGE(s, "damaged record at " << format_lsn(got.records[i].lsn));
-    BOOST_TEST(*s == *first + i);
-  }
-  BOOST_TEST(*first + got.records.size() == seq);
-  // And the writer resumes there: a second recovery sees old and new records.
-  {
-    auto wal = Wal::open(dir.path(), cfg);
-    BOOST_TEST(wal->recovery().end_lsn == end);
-    for (int i = 0; i < 30; ++i) end = wal->writer().append(seq_payload(seq++, 3000));
-    wal->writer().flush(end);
-  }
-  WalContents again = read_wal(dir.path(), cfg);
-  BOOST_TEST(again.records.size() == got.records.size() + 30);
-  BOOST_TEST(again.stop.end_lsn == end);
-  BOOST_TEST(!again.stop.corruption);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

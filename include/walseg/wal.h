@@ -2,10 +2,12 @@
 // a writer resuming there. The one-call entry point for the tool and the PostgreSQL extension.
 //
 // Opening runs, in order: SegmentManager (lock, scan, preallocator), find_end_of_wal on the
-// manager's timeline, then a WalWriter resuming after the last valid record with the system
-// identifier found in the WAL, or, for a directory with no valid WAL, a fresh WAL from
-// wal_start_lsn() with a new system identifier (as initdb makes one: seconds, microseconds
-// and PID of the creating process).
+// manager's timeline, then a WalWriter resuming where recovery found the end of WAL (after
+// the last valid record; after a leading continuation or at the first page when every record
+// start was retired by truncate_before, so LSNs never go back) with the system identifier
+// found in the WAL, or, for a directory with no segment, a fresh WAL from wal_start_lsn() with
+// a new system identifier (as initdb makes one: seconds, microseconds and PID of the creating
+// process; also used when no long header is readable).
 //
 // Not for: reading WAL without locking the directory (use WalReader directly).
 // Thread-safety: as WalWriter for writer(); open/close from one thread.

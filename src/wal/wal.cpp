@@ -34,11 +34,15 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, Tim
   ro.block_size_bytes = config.block_size_bytes;
   w->recovery_ = find_end_of_wal(dir, ro);
   WalWriterOptions wo;
-  if (w->recovery_.records > 0) {
+  // A WAL exists when recovery found where it ends, even with no record start left in it:
+  // truncate_before() at the end of the WAL retires every segment holding one, leaving a
+  // segment with only a continuation, or a zero-filled one. Restarting from wal_start_lsn()
+  // there would hand out acknowledged LSNs again, so the writer continues at the end found.
+  if (w->recovery_.end_lsn != 0) {
     WalReader r = WalReader::open(dir, ro);
     WalRecord rec;
-    r.next(&rec);  // the system identifier is learnt from the first long header
-    w->system_id_ = r.system_id().value_or(0);
+    r.next(&rec);  // the system identifier is learnt from the first long header, if any
+    w->system_id_ = r.system_id().value_or(new_system_id());
     wo.resume_lsn = w->recovery_.end_lsn;
     wo.prev_record_lsn = w->recovery_.last_record_lsn;
     log(LogLevel::kLog, fmt::format("WAL in \"{}\": {} records, resuming at {}{}", dir, w->recovery_.records,

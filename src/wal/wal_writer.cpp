@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <cstdlib>
+#include <exception>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -201,20 +202,22 @@ void WalWriter::flush(Lsn lsn) {
     flush_leader_ = true;
     led = true;
     fl.unlock();
-    std::optional<Error> failure;
+    std::exception_ptr failure;
     {
       std::lock_guard wl(write_mu_);
       try {
         write_upto(~Lsn{0}, true);
       } catch (const Error& e) {
         fail(e);
-        failure = e;
+        failure = std::current_exception();
+      } catch (...) {  // e.g. bad_alloc: not final for the writer, but never a stuck leader
+        failure = std::current_exception();
       }
     }
     fl.lock();
     flush_leader_ = false;
     flush_cv_.notify_all();
-    if (failure) throw *failure;
+    if (failure) std::rethrow_exception(failure);
   }
   if (!led) ++flush_waits_;
 }
