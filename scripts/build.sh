@@ -9,6 +9,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev liburing-dev libisal-dev libboost-test-dev
   clang libclang-rt-14-dev                 # libFuzzer target of the settings parser
   e2fsprogs xfsprogs btrfs-progs util-linux strace   # loop-mounted filesystem tests
+  postgresql-15 postgresql-server-dev-15 passwd  # contrib/walseg extension, pg_regress, crash test
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -24,3 +25,14 @@ fi
 # -Werror in every build here: the project targets Debian 12's compiler only.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWALSEG_WERROR=ON >/dev/null
 cmake --build build -j"$(nproc)"
+
+# The PostgreSQL extension goes where the server loads it from (pg_config --pkglibdir and
+# --sharedir/extension); its tests (ctest regress, pg_crash) use the installed copy.
+if [ -f build/lib/walseg.so ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    cmake --install build --component walseg_pg
+  else
+    echo "build.sh: not root, so the PostgreSQL extension is not installed;" \
+         "run 'cmake --install build --component walseg_pg' as root"
+  fi
+fi

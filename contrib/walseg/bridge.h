@@ -1,0 +1,247 @@
+/*
+ * contrib/walseg/bridge.h: the one boundary between PostgreSQL (C, longjmp errors) and the
+ * walseg library (C++, exceptions). DESIGN.md invariant 7, STYLE.md habit 5.
+ *
+ * Everything the extension asks of the library goes through the functions declared here.
+ * They are implemented in C++ (bridge_*.cpp), declared noexcept, and never call PostgreSQL:
+ * every exception is caught inside and returned as text in a WalsegErr, and every C++ object
+ * they create is destroyed before they return. The C side (module.c, gucs.c, preallocator.c,
+ * segment_create.c, sql_functions.c) includes PostgreSQL's headers and never a C++ one, and
+ * turns a false return into ereport(LOG) (preallocator) or ereport(ERROR) (SQL functions)
+ * only after the bridge call has returned, so no elog(ERROR) longjmp ever crosses a C++
+ * frame.
+ *
+ * Not for: anything that takes PostgreSQL locks or reads PostgreSQL state (the C side does);
+ * the bridge only sees plain values.
+ * Thread-safety: every function may be called from any thread; PostgreSQL calls them from
+ * one thread per process. Strings returned as `const char *` have static storage.
+ * Lifetimes: pointers passed in are only read during the call.
+ */
+#ifndef WALSEG_BRIDGE_H
+#define WALSEG_BRIDGE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define WALSEG_NOEXCEPT noexcept
+extern "C" {
+#else
+#define WALSEG_NOEXCEPT
+#endif
+
+#define WALSEG_ERRMSG_BYTES 1024
+
+/* A failure: the library's message (PostgreSQL-worded) and errno (0 when not a syscall's). */
+typedef struct WalsegErr
+{
+	char		message[WALSEG_ERRMSG_BYTES];
+	int			errnum;
+	bool		canceled;		/* stopped because a cancel flag was set */
+} WalsegErr;
+
+/* Cancel flags the C++ side polls between chunks of long work (fills, probes, bench): any
+ * non-null flag that becomes non-zero stops the work with err->canceled set. */
+typedef struct WalsegCancel
+{
+	const volatile sig_atomic_t *flag1;
+	const volatile sig_atomic_t *flag2;
+} WalsegCancel;
+
+/* ---- settings table (bridge_guc.cpp) ---- */
+
+typedef enum WalsegGucType
+{
+	WALSEG_GUC_BOOL, WALSEG_GUC_INT, WALSEG_GUC_REAL, WALSEG_GUC_STRING, WALSEG_GUC_ENUM
+} WalsegGucType;
+
+typedef enum WalsegGucContext
+{
+	WALSEG_CTX_POSTMASTER, WALSEG_CTX_SIGHUP, WALSEG_CTX_USER
+} WalsegGucContext;
+
+typedef enum WalsegGucUnit
+{
+	WALSEG_UNIT_NONE, WALSEG_UNIT_BYTES, WALSEG_UNIT_KB, WALSEG_UNIT_MB,
+	WALSEG_UNIT_MS, WALSEG_UNIT_S, WALSEG_UNIT_MIN
+} WalsegGucUnit;
+
+/* One entry of the library's settings table (guc_definitions.h), as plain values. */
+typedef struct WalsegGucDesc
+{
+	const char *name;			/* "walseg.segment_size" */
+	const char *description;
+	WalsegGucType type;
+	WalsegGucContext context;
+	WalsegGucUnit unit;			/* base unit of int and real settings */
+	bool		has_check;		/* int/string: the library has a check hook */
+	bool		bool_default;
+	int64_t		int_default, int_min, int_max;
+	double		real_default, real_min, real_max;
+	const char *string_default;
+	int			enum_default;	/* the option's value */
+	int			enum_count;
+} WalsegGucDesc;
+
+/* Number of settings; entries are 0 .. count-1 in SHOW ALL order. */
+int			walseg_guc_count(void) WALSEG_NOEXCEPT;
+
+/* Fills *out for entry `index`; false if index is out of range. */
+bool		walseg_guc_describe(int index, WalsegGucDesc *out) WALSEG_NOEXCEPT;
+
+/* Option `option` of enum entry `index`: its name (static) and *value; NULL if out of range. */
+const char *walseg_guc_enum_option(int index, int option, int *value) WALSEG_NOEXCEPT;
+
+/* The library's check hook for an int or string entry. Returns true when fine; else copies
+ * the reason ("must be a power of two") into reason. */
+bool		walseg_guc_check_int(int index, int64_t value, char *reason, size_t len) WALSEG_NOEXCEPT;
+bool		walseg_guc_check_string(int index, const char *value, char *reason,
+									size_t len) WALSEG_NOEXCEPT;
+
+/* The library's rules across settings (check_walseg_settings) over the values given as
+ * text (SHOW's form). Returns the number of broken rules and writes their messages, one per
+ * line, into out. Values that do not parse are reported the same way. */
+int			walseg_guc_cross_check(const char *const *names, const char *const *values, int n,
+								   char *out, size_t len) WALSEG_NOEXCEPT;
+
+/* ---- log messages of the library (bridge_guc.cpp) ---- */
+
+typedef enum WalsegLogLevel
+{
+	WALSEG_LOG_DEBUG2, WALSEG_LOG_LOG, WALSEG_LOG_WARNING
+} WalsegLogLevel;
+
+/* Routes walseg::log into a queue (instead of stderr); call once per process. */
+void		walseg_bridge_capture_log(void) WALSEG_NOEXCEPT;
+
+/* Pops the oldest queued message; false when the queue is empty. */
+bool		walseg_bridge_next_log(WalsegLogLevel *level, char *buf, size_t len) WALSEG_NOEXCEPT;
+
+/* Arms the library's failpoints from WALSEG_FAILPOINTS (failpoint.h), for fault-injection
+ * tests of the extension. Returns false with the reason when the variable is malformed;
+ * *armed tells whether it was set at all. */
+bool		walseg_bridge_arm_failpoints(bool *armed, char *why, size_t len) WALSEG_NOEXCEPT;
+
+/* ---- names (bridge_segment.cpp) ---- */
+
+/* Init method names in walseg::InitMethod order; count and name by value (NULL if out of
+ * range). method_ok_in_pg: the file it makes has its full size, which PostgreSQL needs
+ * (zero_write, posix_fallocate, glibc_emulation, sparse; auto resolves to one of those). */
+int			walseg_method_count(void) WALSEG_NOEXCEPT;
+const char *walseg_method_name(int method) WALSEG_NOEXCEPT;
+bool		walseg_method_ok_in_pg(int method) WALSEG_NOEXCEPT;
+
+/* walseg::InitMethod::kAuto and an upper bound of the method count (static_asserts in
+ * bridge_segment.cpp keep them true). */
+#define WALSEG_METHOD_AUTO 6
+#define WALSEG_MAX_METHODS 8
+
+/* segment_file_name(): writes 24 characters and a NUL into out[25]. */
+bool		walseg_lib_segment_name(uint32_t tli, uint64_t segno, uint64_t segment_size,
+								char *out, WalsegErr *err) WALSEG_NOEXCEPT;
+
+/* Strict parse of a segment file name. On failure returns false and writes into why what
+ * the name is instead ("a timeline history file name", ...). */
+bool		walseg_lib_parse_segment_name(const char *name, uint64_t segment_size, uint32_t *tli,
+									  uint64_t *segno, char *why, size_t len) WALSEG_NOEXCEPT;
+
+/* recycle_horizon() of recycle_horizon.h. */
+uint64_t	walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size,
+								   uint64_t min_size, uint64_t max_size,
+								   double distance) WALSEG_NOEXCEPT;
+
+/* ---- making files (bridge_segment.cpp) ---- */
+
+typedef struct WalsegFill
+{
+	int			method_used;	/* after a fallback it differs from the method asked for */
+	uint64_t	fill_us;
+	uint64_t	fsync_us;
+	uint64_t	allocated_bytes;
+} WalsegFill;
+
+/*
+ * Creates `dir`/`temp_name` (O_EXCL, so a file already there is an error), brings it to
+ * size_bytes by `method` (not auto) with `fallback`, fsyncs and closes it: steps 1-3 of the
+ * installation protocol (segment_install.h). On any failure the temporary file is removed and
+ * false returned with the reason. The caller installs it (walseg_install_temp).
+ */
+bool		walseg_fill_temp(const char *dir, const char *temp_name, uint64_t size_bytes,
+							 int method, int fallback, WalsegCancel cancel, WalsegFill *out,
+							 WalsegErr *err) WALSEG_NOEXCEPT;
+
+typedef enum WalsegInstall
+{
+	WALSEG_INSTALLED,			/* renamed and the directory fsynced */
+	WALSEG_INSTALL_EXISTS,		/* final name taken: nothing renamed */
+	WALSEG_INSTALL_FAILED,		/* rename failed: nothing renamed */
+	WALSEG_INSTALL_NOT_DURABLE	/* renamed, but the directory fsync failed */
+} WalsegInstall;
+
+/* Steps 4-5: renames temp_name to final_name without replacing anything (renameat2
+ * RENAME_NOREPLACE) and fsyncs `dir`. The caller holds the lock that orders installs. */
+WalsegInstall walseg_install_temp(const char *dir, const char *temp_name, const char *final_name,
+								  WalsegErr *err) WALSEG_NOEXCEPT;
+
+/* Resolves walseg.init_method = auto for `dir` by the library's probe, run in a scratch
+ * directory inside `dir` that is removed afterwards. pg_only: choose among the methods that
+ * are walseg_method_ok_in_pg. Writes the method and the one-line reason. */
+bool		walseg_resolve_auto(const char *dir, int fallback, bool pg_only, WalsegCancel cancel,
+								int *method, char *reason, size_t len,
+								WalsegErr *err) WALSEG_NOEXCEPT;
+
+/* Removes scratch directories (walseg_scratch.<pid>) in `dir` whose process is gone: left by
+ * a crash during a bench or probe. Returns how many were removed; failures are ignored. */
+int			walseg_remove_stale_scratch(const char *dir) WALSEG_NOEXCEPT;
+
+/* ---- facts and measurements (bridge_bench.cpp) ---- */
+
+typedef struct WalsegFsFacts
+{
+	char		fs_type[64];
+	char		mount_point[256];
+	uint64_t	block_size;
+	uint64_t	free_bytes;
+	bool		copy_on_write;
+	int			fallocate_supported;	/* 1 yes, 0 no, -1 could not test (see note) */
+	int			auto_method;			/* -1: could not probe (see auto_reason) */
+	char		auto_reason[768];
+	char		note[256];
+} WalsegFsFacts;
+
+/* fs_info() of `path` (a directory), a fallocate test and the auto decision, both made in a
+ * scratch directory inside `path`. False only when `path` itself is unusable. */
+bool		walseg_fs_facts(const char *path, int fallback, WalsegCancel cancel,
+							WalsegFsFacts *out, WalsegErr *err) WALSEG_NOEXCEPT;
+
+typedef struct WalsegBenchRow
+{
+	int			method;
+	int			method_used;
+	bool		write_phase;	/* false: create */
+	int			n;
+	double		median_us, p90_us, p99_us, max_us;
+	uint64_t	allocated_bytes;
+} WalsegBenchRow;
+
+#define WALSEG_BENCH_COMMIT_BYTES 8192
+#define WALSEG_BENCH_WRITE_BYTES (1024 * 1024)
+
+/*
+ * The create and write phases of `walseg bench` in a scratch directory inside `dir`, removed
+ * afterwards whatever happens. create: `n` durable creations per method, round-robin. write:
+ * per method one new segment, then commits of WALSEG_BENCH_COMMIT_BYTES (pwrite +
+ * fdatasync) over its first min(segment_size, WALSEG_BENCH_WRITE_BYTES). Writes 2 rows per
+ * method into rows (room for 2 * nmethods). Methods must not be auto.
+ */
+bool		walseg_lib_bench(const char *dir, const int *methods, int nmethods, uint64_t segment_size,
+						 int n, int fallback, WalsegCancel cancel, WalsegBenchRow *rows,
+						 WalsegErr *err) WALSEG_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* WALSEG_BRIDGE_H */

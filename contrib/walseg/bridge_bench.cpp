@@ -1,0 +1,191 @@
+// The measuring half of the boundary (bridge.h): filesystem facts for walseg_fs_info() and
+// the create and write phases for walseg_bench(), both in scratch directories that are
+// removed whatever happens. No PostgreSQL header here; entry points are noexcept.
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bridge.h"
+#include "bridge_internal.h"
+#include "walseg/error.h"
+#include "walseg/file.h"
+#include "walseg/fs_info.h"
+#include "walseg/segment_install.h"
+#include "walseg/segment_name.h"
+
+namespace {
+
+using walseg::bridge::copy_text;
+using walseg::bridge::set_error;
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// Nearest-rank percentile of sorted samples.
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  auto i = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
+void fill_stats(WalsegBenchRow* row, std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  row->n = static_cast<int>(samples.size());
+  row->median_us = percentile(samples, 0.5);
+  row->p90_us = percentile(samples, 0.9);
+  row->p99_us = percentile(samples, 0.99);
+  row->max_us = samples.empty() ? 0 : samples.back();
+}
+
+// 1 when fallocate(2) reserves space in `dir`, 0 when the filesystem says "not supported"
+// (the errnos of DESIGN.md invariant 2), -1 with a note for anything else.
+int test_fallocate(walseg::Directory& dir, char* note, std::size_t len) {
+  const std::string name = "fallocate_test";
+  walseg::File f = walseg::File::open(dir.path_of(name), O_RDWR | O_CREAT | O_EXCL, 0600);
+  int e = f.try_fallocate(0, 0, 64 * 1024);
+  f.close();
+  dir.unlink(name, true);
+  if (e == 0) return 1;
+  if (e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) return 0;
+  copy_text(note, len, fmt::format("fallocate test failed: {}", walseg::errno_text(e)));
+  return -1;
+}
+
+struct BenchInput {
+  std::vector<walseg::InitMethod> methods;
+  std::uint64_t segment_size;
+  int n;
+  walseg::FallbackMethod fallback;
+  WalsegCancel cancel;
+
+  // Options for one creation by `method`; the fill looks at the cancel flags every chunk.
+  walseg::AllocOptions options(walseg::InitMethod method) const {
+    walseg::AllocOptions o{.method = method, .fallback = fallback};
+    o.on_progress = [c = cancel](std::uint64_t, std::uint64_t) { walseg::bridge::check_cancel(c); };
+    return o;
+  }
+};
+
+// Phase create: n durable creations per method, methods interleaved so that load changes
+// spread over all of them. Row i of `rows` belongs to methods[i].
+void run_create(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* rows) {
+  std::vector<std::vector<double>> us(in.methods.size());
+  std::uint64_t next = 1;
+  for (int round = 0; round < in.n; ++round)
+    for (std::size_t m = 0; m < in.methods.size(); ++m) {
+      walseg::bridge::check_cancel(in.cancel);
+      std::string name = walseg::segment_file_name(1, next++, in.segment_size);
+      auto t0 = Clock::now();
+      walseg::CreateReport r =
+          walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
+      us[m].push_back(us_since(t0));
+      rows[m].method_used = static_cast<int>(r.alloc.used);
+      rows[m].allocated_bytes = r.alloc.allocated_bytes;
+      dir.unlink(name);
+    }
+  for (std::size_t m = 0; m < in.methods.size(); ++m) fill_stats(&rows[m], us[m]);
+}
+
+// Phase write: per method one new segment, then commits (pwrite + fdatasync) into it.
+void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* rows) {
+  const std::vector<char> record(WALSEG_BENCH_COMMIT_BYTES, '\x5a');
+  const std::uint64_t bytes = std::min<std::uint64_t>(in.segment_size, WALSEG_BENCH_WRITE_BYTES);
+  for (std::size_t m = 0; m < in.methods.size(); ++m) {
+    std::string name = walseg::segment_file_name(2, m + 1, in.segment_size);
+    walseg::CreateReport r =
+        walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
+    rows[m].method_used = static_cast<int>(r.alloc.used);
+    std::vector<double> us;
+    {
+      walseg::File f = walseg::File::open(dir.path_of(name), O_RDWR);
+      for (std::uint64_t off = 0; off + record.size() <= bytes; off += record.size()) {
+        walseg::bridge::check_cancel(in.cancel);
+        auto t0 = Clock::now();
+        f.pwrite_all(record.data(), record.size(), off);
+        f.fdatasync();
+        us.push_back(us_since(t0));
+      }
+      rows[m].allocated_bytes = static_cast<std::uint64_t>(f.stat().st_blocks) * 512;
+      f.close();
+    }
+    dir.unlink(name);
+    fill_stats(&rows[m], std::move(us));
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+bool walseg_fs_facts(const char* path, int fallback, WalsegCancel cancel, WalsegFsFacts* out,
+                     WalsegErr* err) noexcept {
+  try {
+    *out = WalsegFsFacts{};
+    walseg::FsInfo info = walseg::fs_info(path);
+    copy_text(out->fs_type, sizeof out->fs_type, info.type_name);
+    copy_text(out->mount_point, sizeof out->mount_point, info.mount_point);
+    out->block_size = info.block_size;
+    out->free_bytes = info.free_bytes;
+    out->copy_on_write = info.copy_on_write;
+    out->fallocate_supported = -1;
+    out->auto_method = -1;
+    // The two tests write, so a read-only or foreign directory gives facts without them.
+    try {
+      walseg::bridge::ScratchDir scratch(path, "facts");
+      out->fallocate_supported = test_fallocate(scratch.dir(), out->note, sizeof out->note);
+    } catch (const walseg::bridge::Canceled&) {
+      throw;
+    } catch (const std::exception& e) {
+      copy_text(out->note, sizeof out->note, e.what());
+    }
+    WalsegErr auto_err{};
+    if (!walseg_resolve_auto(path, fallback, true, cancel, &out->auto_method, out->auto_reason,
+                             sizeof out->auto_reason, &auto_err)) {
+      if (auto_err.canceled) throw walseg::bridge::Canceled();
+      out->auto_method = -1;
+      copy_text(out->auto_reason, sizeof out->auto_reason, auto_err.message);
+    }
+    return true;
+  } catch (...) {
+    set_error(err);
+    return false;
+  }
+}
+
+bool walseg_lib_bench(const char* dir, const int* methods, int nmethods, uint64_t segment_size, int n,
+                  int fallback, WalsegCancel cancel, WalsegBenchRow* rows,
+                  WalsegErr* err) noexcept {
+  try {
+    walseg::check_segment_size(segment_size);
+    if (n < 1 || nmethods < 1)
+      throw walseg::make_error(EINVAL, "bench", dir, "nothing to measure");
+    BenchInput in{{}, segment_size, n, static_cast<walseg::FallbackMethod>(fallback), cancel};
+    for (int i = 0; i < nmethods; ++i) {
+      if (methods[i] < 0 || methods[i] >= WALSEG_METHOD_AUTO)
+        throw walseg::make_error(EINVAL, "bench", dir, fmt::format("invalid method {}", methods[i]));
+      in.methods.push_back(static_cast<walseg::InitMethod>(methods[i]));
+    }
+    for (int i = 0; i < 2 * nmethods; ++i) {
+      rows[i] = WalsegBenchRow{};
+      rows[i].method = methods[i % nmethods];
+      rows[i].write_phase = i >= nmethods;
+    }
+    walseg::bridge::ScratchDir scratch(dir, "bench");
+    run_create(scratch.dir(), in, rows);
+    run_write(scratch.dir(), in, rows + nmethods);
+    return true;
+  } catch (...) {
+    set_error(err);
+    return false;
+  }
+}
+
+}  // extern "C"

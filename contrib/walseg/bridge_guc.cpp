@@ -1,0 +1,269 @@
+// The settings half of the boundary (bridge.h): the library's settings table handed to
+// PostgreSQL as plain values, its checks, and the library's log messages queued for elog.
+// Nothing here includes a PostgreSQL header; every entry point is noexcept and catches all.
+#include "bridge.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "walseg/failpoint.h"
+#include "walseg/guc_definitions.h"
+#include "walseg/log.h"
+
+namespace {
+
+using walseg::guc::SettingDef;
+
+// PostgreSQL keeps the name and description pointers it is given for the life of the process,
+// and string_views need not be NUL-terminated, so each string is copied once into storage
+// that is never freed or moved (a deque keeps its elements in place as it grows).
+const char* stable_copy(std::string_view s) {
+  static std::mutex mu;
+  static std::deque<std::string> storage;
+  std::lock_guard lk(mu);
+  return storage.emplace_back(s).c_str();
+}
+
+struct Strings {
+  const char* name;
+  const char* description;
+  const char* string_default;
+  std::vector<const char*> options;
+};
+
+// One Strings per table entry, built on first use.
+const std::vector<Strings>& strings() {
+  static const std::vector<Strings> all = [] {
+    std::vector<Strings> v;
+    for (const SettingDef& def : walseg::guc::walseg_settings()) {
+      Strings s{stable_copy(def.name), stable_copy(def.description), nullptr, {}};
+      if (auto* str = std::get_if<walseg::guc::StringSpec>(&def.spec))
+        s.string_default = stable_copy(str->default_value);
+      if (auto* e = std::get_if<walseg::guc::EnumSpec>(&def.spec))
+        for (const auto& o : e->options) s.options.push_back(stable_copy(o.name));
+      v.push_back(std::move(s));
+    }
+    return v;
+  }();
+  return all;
+}
+
+const SettingDef* def_at(int index) {
+  auto defs = walseg::guc::walseg_settings();
+  if (index < 0 || static_cast<std::size_t>(index) >= defs.size()) return nullptr;
+  return &defs[static_cast<std::size_t>(index)];
+}
+
+void copy_text(char* out, std::size_t len, std::string_view text) {
+  if (len == 0) return;
+  std::size_t n = std::min(len - 1, text.size());
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+WalsegGucUnit to_c(walseg::guc::Unit u) {
+  using walseg::guc::Unit;
+  switch (u) {
+    case Unit::kNone: return WALSEG_UNIT_NONE;
+    case Unit::kBytes: return WALSEG_UNIT_BYTES;
+    case Unit::kKilobytes: return WALSEG_UNIT_KB;
+    case Unit::kMegabytes: return WALSEG_UNIT_MB;
+    case Unit::kMilliseconds: return WALSEG_UNIT_MS;
+    case Unit::kSeconds: return WALSEG_UNIT_S;
+    case Unit::kMinutes: return WALSEG_UNIT_MIN;
+  }
+  return WALSEG_UNIT_NONE;
+}
+
+WalsegGucContext to_c(walseg::guc::Context c) {
+  using walseg::guc::Context;
+  switch (c) {
+    case Context::kPostmaster: return WALSEG_CTX_POSTMASTER;
+    case Context::kSighup: return WALSEG_CTX_SIGHUP;
+    case Context::kUser: return WALSEG_CTX_USER;
+  }
+  return WALSEG_CTX_POSTMASTER;
+}
+
+// Fills the C description from one entry; one overload per kind of spec.
+struct Describe {
+  WalsegGucDesc* out;
+  void operator()(const walseg::guc::BoolSpec& s) const {
+    out->type = WALSEG_GUC_BOOL;
+    out->bool_default = s.default_value;
+  }
+  void operator()(const walseg::guc::IntSpec& s) const {
+    out->type = WALSEG_GUC_INT;
+    out->int_default = s.default_value;
+    out->int_min = s.min;
+    out->int_max = s.max;
+    out->unit = to_c(s.unit);
+    out->has_check = s.check != nullptr;
+  }
+  void operator()(const walseg::guc::RealSpec& s) const {
+    out->type = WALSEG_GUC_REAL;
+    out->real_default = s.default_value;
+    out->real_min = s.min;
+    out->real_max = s.max;
+    out->unit = to_c(s.unit);
+  }
+  void operator()(const walseg::guc::StringSpec& s) const {
+    out->type = WALSEG_GUC_STRING;
+    out->has_check = s.check != nullptr;
+  }
+  void operator()(const walseg::guc::EnumSpec& s) const {
+    out->type = WALSEG_GUC_ENUM;
+    out->enum_default = s.default_value;
+    out->enum_count = static_cast<int>(s.options.size());
+  }
+};
+
+std::mutex log_mu;
+std::deque<std::pair<WalsegLogLevel, std::string>> log_queue;
+constexpr std::size_t kMaxQueuedLogs = 64;  // older ones are dropped if nobody drains
+
+}  // namespace
+
+extern "C" {
+
+int walseg_guc_count(void) noexcept {
+  return static_cast<int>(walseg::guc::walseg_settings().size());
+}
+
+bool walseg_guc_describe(int index, WalsegGucDesc* out) noexcept {
+  try {
+    const SettingDef* def = def_at(index);
+    if (!def) return false;
+    *out = WalsegGucDesc{};
+    const Strings& s = strings()[static_cast<std::size_t>(index)];
+    out->name = s.name;
+    out->description = s.description;
+    out->string_default = s.string_default;
+    out->context = to_c(def->context);
+    std::visit(Describe{out}, def->spec);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+const char* walseg_guc_enum_option(int index, int option, int* value) noexcept {
+  try {
+    const SettingDef* def = def_at(index);
+    auto* e = def ? std::get_if<walseg::guc::EnumSpec>(&def->spec) : nullptr;
+    if (!e || option < 0 || static_cast<std::size_t>(option) >= e->options.size()) return nullptr;
+    *value = e->options[static_cast<std::size_t>(option)].value;
+    return strings()[static_cast<std::size_t>(index)].options[static_cast<std::size_t>(option)];
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+bool walseg_guc_check_int(int index, int64_t value, char* reason, size_t len) noexcept {
+  try {
+    const SettingDef* def = def_at(index);
+    auto* spec = def ? std::get_if<walseg::guc::IntSpec>(&def->spec) : nullptr;
+    if (!spec || !spec->check) return true;
+    const char* why = spec->check(value);
+    if (why) copy_text(reason, len, why);
+    return why == nullptr;
+  } catch (const std::exception& e) {
+    copy_text(reason, len, e.what());
+    return false;
+  } catch (...) {
+    copy_text(reason, len, "unknown error in check");
+    return false;
+  }
+}
+
+bool walseg_guc_check_string(int index, const char* value, char* reason, size_t len) noexcept {
+  try {
+    const SettingDef* def = def_at(index);
+    auto* spec = def ? std::get_if<walseg::guc::StringSpec>(&def->spec) : nullptr;
+    if (!spec || !spec->check) return true;
+    const char* why = spec->check(value ? value : "");
+    if (why) copy_text(reason, len, why);
+    return why == nullptr;
+  } catch (const std::exception& e) {
+    copy_text(reason, len, e.what());
+    return false;
+  } catch (...) {
+    copy_text(reason, len, "unknown error in check");
+    return false;
+  }
+}
+
+int walseg_guc_cross_check(const char* const* names, const char* const* values, int n, char* out,
+                           size_t len) noexcept {
+  try {
+    walseg::guc::Registry registry = walseg::guc::make_walseg_registry();
+    std::vector<walseg::guc::ConfigError> errors;
+    for (int i = 0; i < n; ++i)
+      if (auto e = registry.set(names[i], values[i], walseg::guc::Source::kFile,
+                                walseg::guc::Phase::kStartup))
+        errors.push_back(*e);
+    for (auto& e : registry.cross_check()) errors.push_back(std::move(e));
+    std::string text;
+    for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e.to_string();
+    copy_text(out, len, text);
+    return static_cast<int>(errors.size());
+  } catch (const std::exception& e) {
+    copy_text(out, len, e.what());
+    return 1;
+  } catch (...) {
+    copy_text(out, len, "unknown error in cross check");
+    return 1;
+  }
+}
+
+void walseg_bridge_capture_log(void) noexcept {
+  try {
+    walseg::set_log_sink([](walseg::LogLevel level, const std::string& message) {
+      WalsegLogLevel l = level == walseg::LogLevel::kDebug2 ? WALSEG_LOG_DEBUG2
+                         : level == walseg::LogLevel::kLog  ? WALSEG_LOG_LOG
+                                                            : WALSEG_LOG_WARNING;
+      std::lock_guard lk(log_mu);
+      if (log_queue.size() >= kMaxQueuedLogs) log_queue.pop_front();
+      log_queue.emplace_back(l, message);
+    });
+  } catch (...) {
+    // Without the sink the library prints to stderr, which PostgreSQL also logs.
+  }
+}
+
+bool walseg_bridge_next_log(WalsegLogLevel* level, char* buf, size_t len) noexcept {
+  try {
+    std::lock_guard lk(log_mu);
+    if (log_queue.empty()) return false;
+    *level = log_queue.front().first;
+    copy_text(buf, len, log_queue.front().second);
+    log_queue.pop_front();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+bool walseg_bridge_arm_failpoints(bool* armed, char* why, size_t len) noexcept {
+  try {
+    const char* env = std::getenv("WALSEG_FAILPOINTS");
+    *armed = env != nullptr && *env != '\0';
+    if (*armed) walseg::failpoint::arm_from_string(env);
+    return true;
+  } catch (const std::exception& e) {
+    copy_text(why, len, e.what());
+    return false;
+  } catch (...) {
+    copy_text(why, len, "unknown error");
+    return false;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,63 @@
+// Helpers shared by the C++ half of the boundary (bridge_*.cpp); never included from C.
+//
+// Contents: copying text into C buffers, turning a caught exception into a WalsegErr, the
+// Canceled exception raised when a WalsegCancel flag is set, and ScratchDir, the private
+// directory in which probes and benchmarks make their files.
+// Thread-safety: no shared state. Lifetimes: a ScratchDir removes its directory and
+// everything in it when destroyed, so it must not outlive the Directory it was made in.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "bridge.h"
+#include "walseg/directory.h"
+
+namespace walseg::bridge {
+
+/// Copies text into out[len] NUL-terminated, truncating. Never throws.
+inline void copy_text(char* out, std::size_t len, std::string_view text) noexcept {
+  if (len == 0) return;
+  std::size_t n = std::min(len - 1, text.size());
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+/// Thrown inside the bridge when a cancel flag is seen; caught at the entry point.
+struct Canceled : std::runtime_error {
+  Canceled() : std::runtime_error("canceled") {}
+};
+
+/// Throws Canceled if either flag is set.
+inline void check_cancel(const WalsegCancel& c) {
+  if ((c.flag1 && *c.flag1) || (c.flag2 && *c.flag2)) throw Canceled();
+}
+
+/// Fills *err from the exception being handled (call only inside a catch block). Never throws.
+void set_error(WalsegErr* err) noexcept;
+
+/// `<parent>/walseg_scratch.<pid>[.<tag>]`, created empty (mode 0700) and removed with its
+/// files by the destructor. The name lets walseg_remove_stale_scratch find leftovers of a
+/// process that died. Throws walseg::Error if it cannot be made.
+class ScratchDir {
+ public:
+  ScratchDir(const std::string& parent, std::string_view tag);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  Directory& dir() { return dir_; }
+
+ private:
+  std::string path_;
+  Directory dir_;
+};
+
+inline constexpr std::string_view kScratchPrefix = "walseg_scratch.";
+
+/// Removes every entry of `path` (files only) and then the directory; errors are ignored.
+void remove_tree_quietly(const std::string& path) noexcept;
+
+}  // namespace walseg::bridge

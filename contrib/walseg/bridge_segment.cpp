@@ -1,0 +1,297 @@
+// The files half of the boundary (bridge.h): segment names, the fill and the install of a
+// segment in pg_wal, the auto method, and scratch directories. No PostgreSQL header here;
+// every entry point is noexcept and reports failures through WalsegErr.
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <charconv>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bridge.h"
+#include "bridge_internal.h"
+#include "walseg/allocator.h"
+#include "walseg/auto_method.h"
+#include "walseg/dir_lock.h"
+#include "walseg/error.h"
+#include "walseg/file.h"
+#include "walseg/recycle_horizon.h"
+#include "walseg/segment_name.h"
+
+static_assert(static_cast<int>(walseg::InitMethod::kAuto) == WALSEG_METHOD_AUTO);
+static_assert(walseg::kInitMethodNames.size() <= WALSEG_MAX_METHODS);
+
+namespace walseg::bridge {
+
+void set_error(WalsegErr* err) noexcept {
+  *err = WalsegErr{};
+  try {
+    throw;
+  } catch (const Canceled&) {
+    err->canceled = true;
+    copy_text(err->message, sizeof err->message, "canceled");
+  } catch (const Error& e) {
+    err->errnum = e.errnum();
+    copy_text(err->message, sizeof err->message, e.what());
+  } catch (const std::exception& e) {
+    copy_text(err->message, sizeof err->message, e.what());
+  } catch (...) {
+    copy_text(err->message, sizeof err->message, "unknown error in the walseg library");
+  }
+}
+
+void remove_tree_quietly(const std::string& path) noexcept {
+  DIR* d = ::opendir(path.c_str());
+  if (d) {
+    while (struct dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name != "." && name != "..") ::unlink((path + "/" + name).c_str());
+    }
+    ::closedir(d);
+  }
+  ::rmdir(path.c_str());
+}
+
+ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
+    : path_(fmt::format("{}/{}{}{}{}", parent, kScratchPrefix, ::getpid(), tag.empty() ? "" : ".",
+                        tag)) {
+  if (::mkdir(path_.c_str(), 0700) != 0) {
+    int e = errno;
+    if (e != EEXIST) throw dir_error(e, "create", path_);
+    remove_tree_quietly(path_);  // our own pid's leftover: a previous call of this process
+    if (::mkdir(path_.c_str(), 0700) != 0) throw dir_error(errno, "create", path_);
+  }
+  try {
+    dir_ = Directory::open(path_);
+  } catch (...) {
+    ::rmdir(path_.c_str());
+    throw;
+  }
+}
+
+ScratchDir::~ScratchDir() {
+  dir_ = Directory();
+  remove_tree_quietly(path_);
+}
+
+}  // namespace walseg::bridge
+
+namespace {
+
+using walseg::bridge::copy_text;
+using walseg::bridge::set_error;
+
+walseg::InitMethod method_of(int m) {
+  if (m < 0 || static_cast<std::size_t>(m) >= walseg::kInitMethodNames.size())
+    throw walseg::make_error(EINVAL, "fill", "", fmt::format("invalid init method {}", m));
+  return static_cast<walseg::InitMethod>(m);
+}
+
+walseg::FallbackMethod fallback_of(int f) {
+  if (f < 0 || static_cast<std::size_t>(f) >= walseg::kFallbackMethodNames.size())
+    throw walseg::make_error(EINVAL, "fill", "", fmt::format("invalid fallback {}", f));
+  return static_cast<walseg::FallbackMethod>(f);
+}
+
+std::uint64_t micros_since(std::chrono::steady_clock::time_point t0) {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::steady_clock::now() - t0)
+                                        .count());
+}
+
+}  // namespace
+
+extern "C" {
+
+int walseg_method_count(void) noexcept {
+  return static_cast<int>(walseg::kInitMethodNames.size());
+}
+
+const char* walseg_method_name(int method) noexcept {
+  if (method < 0 || static_cast<std::size_t>(method) >= walseg::kInitMethodNames.size())
+    return nullptr;
+  // The names are string literals, hence NUL-terminated.
+  return walseg::kInitMethodNames[static_cast<std::size_t>(method)].data();
+}
+
+bool walseg_method_ok_in_pg(int method) noexcept {
+  switch (static_cast<walseg::InitMethod>(method)) {
+    case walseg::InitMethod::kZeroWrite:
+    case walseg::InitMethod::kPosixFallocate:
+    case walseg::InitMethod::kGlibcEmulation:
+    case walseg::InitMethod::kSparse:
+    case walseg::InitMethod::kAuto:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool walseg_lib_segment_name(uint32_t tli, uint64_t segno, uint64_t segment_size, char* out,
+                         WalsegErr* err) noexcept {
+  try {
+    std::string name = walseg::segment_file_name(tli, segno, segment_size);
+    copy_text(out, walseg::kSegmentNameLength + 1, name);
+    return true;
+  } catch (...) {
+    set_error(err);
+    return false;
+  }
+}
+
+bool walseg_lib_parse_segment_name(const char* name, uint64_t segment_size, uint32_t* tli,
+                               uint64_t* segno, char* why, size_t len) noexcept {
+  try {
+    if (auto n = walseg::parse_segment_file_name(name, segment_size)) {
+      *tli = n->timeline;
+      *segno = n->segno;
+      return true;
+    }
+    walseg::WalFileInfo info = walseg::classify_wal_file_name(name, segment_size);
+    if (info.kind == walseg::WalFileKind::kForeign)
+      copy_text(why, len,
+                fmt::format("A segment file name is 24 upper-case hexadecimal digits: the "
+                            "timeline (not 0), then the segment number in two parts, the "
+                            "second below {} for {}-byte segments.",
+                            walseg::segments_per_xlog_id(segment_size), segment_size));
+    else
+      copy_text(why, len, fmt::format("This is the name of a {}, not of a segment.",
+                                      walseg::to_string(info.kind)));
+    return false;
+  } catch (const std::exception& e) {
+    copy_text(why, len, e.what());
+    return false;
+  } catch (...) {
+    copy_text(why, len, "unknown error");
+    return false;
+  }
+}
+
+uint64_t walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size, uint64_t min_size,
+                                uint64_t max_size, double distance) noexcept {
+  try {
+    return walseg::recycle_horizon(redo_segno, segment_size, min_size, max_size, distance);
+  } catch (...) {
+    return redo_segno;  // nothing ahead: the safe answer when the arithmetic fails
+  }
+}
+
+bool walseg_fill_temp(const char* dir, const char* temp_name, uint64_t size_bytes, int method,
+                      int fallback, WalsegCancel cancel, WalsegFill* out, WalsegErr* err) noexcept {
+  std::string path = std::string(dir) + "/" + temp_name;
+  bool created = false;
+  try {
+    *out = WalsegFill{};
+    walseg::AllocOptions opts;
+    opts.method = method_of(method);
+    opts.fallback = fallback_of(fallback);
+    if (opts.method == walseg::InitMethod::kAuto)
+      throw walseg::make_error(EINVAL, "fill", path, "init method auto must be resolved first");
+    // 1 MiB chunks so that a shutdown or cancel request is seen within a few milliseconds.
+    opts.write_chunk_bytes = walseg::kZeroWriteBufferBytes;
+    opts.on_progress = [&cancel](std::uint64_t, std::uint64_t) {
+      walseg::bridge::check_cancel(cancel);
+    };
+    walseg::File f = walseg::File::open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    created = true;
+    auto t0 = std::chrono::steady_clock::now();
+    walseg::AllocReport r = walseg::allocate_file(f, size_bytes, opts);
+    out->fill_us = micros_since(t0);
+    auto t1 = std::chrono::steady_clock::now();
+    f.fsync();
+    out->fsync_us = micros_since(t1);
+    f.close();
+    out->method_used = static_cast<int>(r.used);
+    out->allocated_bytes = r.allocated_bytes;
+    return true;
+  } catch (...) {
+    set_error(err);
+    if (created) ::unlink(path.c_str());
+    return false;
+  }
+}
+
+WalsegInstall walseg_install_temp(const char* dir, const char* temp_name, const char* final_name,
+                                  WalsegErr* err) noexcept {
+  bool renamed = false;
+  try {
+    walseg::Directory d = walseg::Directory::open(dir);
+    d.rename_noreplace(temp_name, final_name);
+    renamed = true;
+    d.fsync();
+    return WALSEG_INSTALLED;
+  } catch (...) {
+    set_error(err);
+    if (renamed) return WALSEG_INSTALL_NOT_DURABLE;
+    return err->errnum == EEXIST ? WALSEG_INSTALL_EXISTS : WALSEG_INSTALL_FAILED;
+  }
+}
+
+bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCancel cancel,
+                         int* method, char* reason, size_t len, WalsegErr* err) noexcept {
+  try {
+    walseg::Config cfg;
+    cfg.fallocate_fallback = fallback_of(fallback);
+    walseg::bridge::check_cancel(cancel);
+    walseg::bridge::ScratchDir scratch(dir, "auto");
+    walseg::DirLock lock = walseg::DirLock::acquire(scratch.dir());
+    walseg::AutoDecision d = walseg::choose_init_method(scratch.dir(), cfg);
+    std::string why = d.reason;
+    if (pg_only && !walseg_method_ok_in_pg(static_cast<int>(d.method))) {
+      // The probe may prefer a method whose files are not full size; PostgreSQL cannot use
+      // those, so decide again among the ones it can (the same rule over fewer candidates).
+      std::vector<walseg::ProbeResult> usable;
+      for (const auto& p : d.probes)
+        if (walseg_method_ok_in_pg(static_cast<int>(p.method))) usable.push_back(p);
+      if (usable.empty()) throw walseg::make_error(0, "probe", dir, "no usable method probed");
+      walseg::InitMethod first = d.method;
+      d.method = walseg::decide_init_method(usable);
+      why = fmt::format("{} would be first but makes segments shorter than their size, which "
+                        "PostgreSQL cannot use; {}",
+                        walseg::to_string(first), d.reason);
+    }
+    *method = static_cast<int>(d.method);
+    copy_text(reason, len, why);
+    return true;
+  } catch (...) {
+    set_error(err);
+    return false;
+  }
+}
+
+int walseg_remove_stale_scratch(const char* dir) noexcept {
+  try {
+    int removed = 0;
+    DIR* d = ::opendir(dir);
+    if (!d) return 0;
+    std::vector<std::string> stale;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string_view name = e->d_name;
+      if (!name.starts_with(walseg::bridge::kScratchPrefix)) continue;
+      std::string_view rest = name.substr(walseg::bridge::kScratchPrefix.size());
+      int pid = 0;
+      auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+      if (ec != std::errc() || pid <= 0) continue;
+      if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or cannot tell
+      stale.emplace_back(name);
+    }
+    ::closedir(d);
+    for (const auto& name : stale) {
+      walseg::bridge::remove_tree_quietly(std::string(dir) + "/" + name);
+      ++removed;
+    }
+    return removed;
+  } catch (...) {
+    return 0;
+  }
+}
+
+}  // extern "C"

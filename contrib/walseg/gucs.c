@@ -1,0 +1,325 @@
+/*
+ * contrib/walseg/gucs.c: registers the walseg library's settings table with PostgreSQL.
+ *
+ * One source of truth: names, descriptions, types, base units, bounds, defaults, enum values
+ * and check hooks all come from the library's table (guc_definitions.h) through bridge.h;
+ * this file only maps them onto DefineCustom*Variable and reserves the "walseg" prefix, so
+ * SHOW, SET, ALTER SYSTEM and pg_settings treat them as built-in settings and a settings
+ * file written for the walseg tool can be included in postgresql.conf.
+ *
+ * Mapping: library base unit B/kB/MB/ms/s/min -> GUC_UNIT_BYTE/KB/MB/MS/S/MIN, so PostgreSQL
+ * parses units exactly as the tool does (case-sensitive, multiplier 1024, a number without
+ * unit in the base unit, fractions rounded). Contexts: postmaster -> PGC_POSTMASTER,
+ * sighup -> PGC_SIGHUP, user -> PGC_SUSET (as PostgreSQL's wal_init_zero and wal_recycle).
+ *
+ * What applies inside PostgreSQL (also in each setting's long description):
+ *   used:  walseg.init_method, walseg.fallocate_fallback, walseg.prealloc_segments;
+ *   shown: the rest describe the walseg tool's own WAL. In particular the segment size is
+ *          always PostgreSQL's wal_segment_size, never walseg.segment_size, and the
+ *          preallocator's horizon follows min_wal_size/max_wal_size, not walseg.min_size/
+ *          walseg.max_size.
+ * Additions of the extension (the library's table stays the tool's truth):
+ *   - walseg.init_method refuses none and fallocate_keep_size: they make files shorter than
+ *     the segment size, which PostgreSQL's WAL reader and archive tools cannot use;
+ *   - without shared_preload_libraries, postmaster-context settings are registered read-only
+ *     (PGC_INTERNAL): PostgreSQL refuses to create PGC_POSTMASTER settings after start.
+ */
+#include "walseg.h"
+
+#include <limits.h>
+
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#define WALSEG_MAX_GUCS 16
+#define WALSEG_MAX_ENUM_OPTIONS 16
+
+static WalsegGucDesc descs[WALSEG_MAX_GUCS];
+static int	nsettings;
+
+/* Storage PostgreSQL writes the current values into, one slot per table entry. */
+static bool bool_vars[WALSEG_MAX_GUCS];
+static int	int_vars[WALSEG_MAX_GUCS];
+static double real_vars[WALSEG_MAX_GUCS];
+static char *string_vars[WALSEG_MAX_GUCS];
+static struct config_enum_entry enum_options[WALSEG_MAX_GUCS][WALSEG_MAX_ENUM_OPTIONS + 1];
+
+static int	idx_prealloc_segments = -1;
+static int	idx_init_method = -1;
+static int	idx_fallocate_fallback = -1;
+
+/* What each setting means inside PostgreSQL (the long description). */
+static const struct
+{
+	const char *name;
+	const char *note;
+}			pg_notes[] = {
+	{"walseg.segment_size", "Used by the walseg tool. Inside PostgreSQL segments always have wal_segment_size bytes; this value is only validated and shown."},
+	{"walseg.init_method", "Used by the preallocator and walseg_prealloc(). Inside PostgreSQL none and fallocate_keep_size are refused: segments must have their full size."},
+	{"walseg.fallocate_fallback", "Used by the preallocator and walseg_prealloc() when posix_fallocate is not supported."},
+	{"walseg.recycle", "Used by the walseg tool. Inside PostgreSQL wal_recycle applies."},
+	{"walseg.min_size", "Used by the walseg tool. Inside PostgreSQL min_wal_size applies, also to the preallocator's horizon."},
+	{"walseg.max_size", "Used by the walseg tool. Inside PostgreSQL max_wal_size applies and bounds how far ahead the preallocator goes."},
+	{"walseg.prealloc_segments", "Future segments the preallocator keeps in pg_wal ahead of the insert position, within max_wal_size."},
+	{"walseg.sync_method", "Used by the walseg tool. Inside PostgreSQL wal_sync_method applies."},
+	{"walseg.io_method", "Used by the walseg tool."},
+	{"walseg.block_size", "Used by the walseg tool. Inside PostgreSQL the WAL page size is fixed at build time."},
+	{"walseg.wal_buffers", "Used by the walseg tool. Inside PostgreSQL wal_buffers applies."},
+};
+
+static const char *
+pg_note(const char *name, bool readonly)
+{
+	const char *note = NULL;
+
+	for (size_t i = 0; i < lengthof(pg_notes); i++)
+		if (strcmp(pg_notes[i].name, name) == 0)
+			note = pg_notes[i].note;
+	if (!readonly)
+		return note;
+	/* PostgreSQL keeps the pointer for the life of the process. */
+	return MemoryContextStrdup(TopMemoryContext,
+							   psprintf("%s Read-only because walseg is not in shared_preload_libraries.",
+										note ? note : ""));
+}
+
+static int
+unit_flags(WalsegGucUnit unit)
+{
+	switch (unit)
+	{
+		case WALSEG_UNIT_BYTES:
+			return GUC_UNIT_BYTE;
+		case WALSEG_UNIT_KB:
+			return GUC_UNIT_KB;
+		case WALSEG_UNIT_MB:
+			return GUC_UNIT_MB;
+		case WALSEG_UNIT_MS:
+			return GUC_UNIT_MS;
+		case WALSEG_UNIT_S:
+			return GUC_UNIT_S;
+		case WALSEG_UNIT_MIN:
+			return GUC_UNIT_MIN;
+		case WALSEG_UNIT_NONE:
+			break;
+	}
+	return 0;
+}
+
+static GucContext
+pg_context(WalsegGucContext c, bool preloaded)
+{
+	switch (c)
+	{
+		case WALSEG_CTX_POSTMASTER:
+			return preloaded ? PGC_POSTMASTER : PGC_INTERNAL;
+		case WALSEG_CTX_SIGHUP:
+			return PGC_SIGHUP;
+		case WALSEG_CTX_USER:
+			break;
+	}
+	return PGC_SUSET;
+}
+
+/* ---- check hooks: the library's, reached through one trampoline per table slot ---- */
+
+static bool
+check_int(int i, int *newval)
+{
+	char		reason[256];
+
+	if (walseg_guc_check_int(i, *newval, reason, sizeof(reason)))
+		return true;
+	GUC_check_errdetail("\"%s\" %s.", descs[i].name, reason);
+	return false;
+}
+
+static bool
+check_string(int i, char **newval)
+{
+	char		reason[256];
+
+	if (walseg_guc_check_string(i, *newval, reason, sizeof(reason)))
+		return true;
+	GUC_check_errdetail("\"%s\" %s.", descs[i].name, reason);
+	return false;
+}
+
+static bool
+check_enum(int i, int *newval)
+{
+	if (i != idx_init_method || walseg_method_ok_in_pg(*newval))
+		return true;
+	GUC_check_errdetail("Inside PostgreSQL every WAL segment must have its full size; \"%s\" makes shorter files.",
+						walseg_method_name(*newval));
+	GUC_check_errhint("Use zero_write, posix_fallocate, glibc_emulation, sparse or auto.");
+	return false;
+}
+
+#define WALSEG_TRAMPOLINES(i) \
+	static bool check_int_##i(int *v, void **e, GucSource s) { (void) e; (void) s; return check_int(i, v); } \
+	static bool check_string_##i(char **v, void **e, GucSource s) { (void) e; (void) s; return check_string(i, v); } \
+	static bool check_enum_##i(int *v, void **e, GucSource s) { (void) e; (void) s; return check_enum(i, v); }
+WALSEG_TRAMPOLINES(0) WALSEG_TRAMPOLINES(1) WALSEG_TRAMPOLINES(2) WALSEG_TRAMPOLINES(3)
+WALSEG_TRAMPOLINES(4) WALSEG_TRAMPOLINES(5) WALSEG_TRAMPOLINES(6) WALSEG_TRAMPOLINES(7)
+WALSEG_TRAMPOLINES(8) WALSEG_TRAMPOLINES(9) WALSEG_TRAMPOLINES(10) WALSEG_TRAMPOLINES(11)
+WALSEG_TRAMPOLINES(12) WALSEG_TRAMPOLINES(13) WALSEG_TRAMPOLINES(14) WALSEG_TRAMPOLINES(15)
+
+#define WALSEG_SLOT(i) check_int_##i, check_string_##i, check_enum_##i
+static const struct
+{
+	GucIntCheckHook int_check;
+	GucStringCheckHook string_check;
+	GucEnumCheckHook enum_check;
+}			hooks[WALSEG_MAX_GUCS] = {
+	{WALSEG_SLOT(0)}, {WALSEG_SLOT(1)}, {WALSEG_SLOT(2)}, {WALSEG_SLOT(3)},
+	{WALSEG_SLOT(4)}, {WALSEG_SLOT(5)}, {WALSEG_SLOT(6)}, {WALSEG_SLOT(7)},
+	{WALSEG_SLOT(8)}, {WALSEG_SLOT(9)}, {WALSEG_SLOT(10)}, {WALSEG_SLOT(11)},
+	{WALSEG_SLOT(12)}, {WALSEG_SLOT(13)}, {WALSEG_SLOT(14)}, {WALSEG_SLOT(15)},
+};
+
+/* ---- registration ---- */
+
+static void
+define_enum(int i, const WalsegGucDesc *d, const char *long_desc, GucContext ctx)
+{
+	if (d->enum_count > WALSEG_MAX_ENUM_OPTIONS)
+		elog(ERROR, "walseg setting \"%s\" has too many options", d->name);
+	for (int o = 0; o < d->enum_count; o++)
+	{
+		int			value;
+
+		enum_options[i][o].name = walseg_guc_enum_option(i, o, &value);
+		enum_options[i][o].val = value;
+		/* Refused values stay parseable (for a clear message) but are not offered. */
+		enum_options[i][o].hidden = i == idx_init_method && !walseg_method_ok_in_pg(value);
+	}
+	enum_options[i][d->enum_count].name = NULL;
+	DefineCustomEnumVariable(d->name, d->description, long_desc, &int_vars[i], d->enum_default,
+							 enum_options[i], ctx, 0, hooks[i].enum_check, NULL, NULL);
+}
+
+static void
+define_one(int i, const WalsegGucDesc *d, bool preloaded)
+{
+	GucContext	ctx = pg_context(d->context, preloaded);
+	const char *long_desc = pg_note(d->name, ctx == PGC_INTERNAL);
+	int			flags = unit_flags(d->unit);
+
+	/* A value from the configuration file that a read-only setting cannot take. */
+	if (ctx == PGC_INTERNAL && GetConfigOption(d->name, true, false) != NULL)
+		ereport(WARNING,
+				(errmsg("\"%s\" is set in the configuration, but walseg is not in shared_preload_libraries",
+						d->name),
+				 errhint("Settings that take effect at server start are read-only until the server loads walseg at start; add walseg to shared_preload_libraries.")));
+
+	switch (d->type)
+	{
+		case WALSEG_GUC_BOOL:
+			DefineCustomBoolVariable(d->name, d->description, long_desc, &bool_vars[i],
+									 d->bool_default, ctx, 0, NULL, NULL, NULL);
+			break;
+		case WALSEG_GUC_INT:
+			if (d->int_min < INT_MIN || d->int_max > INT_MAX)
+				elog(ERROR, "walseg setting \"%s\" does not fit a PostgreSQL integer", d->name);
+			DefineCustomIntVariable(d->name, d->description, long_desc, &int_vars[i],
+									(int) d->int_default, (int) d->int_min, (int) d->int_max,
+									ctx, flags, d->has_check ? hooks[i].int_check : NULL,
+									NULL, NULL);
+			break;
+		case WALSEG_GUC_REAL:
+			DefineCustomRealVariable(d->name, d->description, long_desc, &real_vars[i],
+									 d->real_default, d->real_min, d->real_max, ctx, flags,
+									 NULL, NULL, NULL);
+			break;
+		case WALSEG_GUC_STRING:
+			DefineCustomStringVariable(d->name, d->description, long_desc, &string_vars[i],
+									   d->string_default, ctx, 0,
+									   d->has_check ? hooks[i].string_check : NULL, NULL, NULL);
+			break;
+		case WALSEG_GUC_ENUM:
+			define_enum(i, d, long_desc, ctx);
+			break;
+	}
+}
+
+static int
+index_of(const char *name)
+{
+	for (int i = 0; i < nsettings; i++)
+		if (strcmp(descs[i].name, name) == 0)
+			return i;
+	elog(ERROR, "the walseg settings table has no \"%s\"", name);
+	return -1;
+}
+
+/*
+ * Defines every walseg setting. preloaded: called from shared_preload_libraries, so
+ * postmaster-context settings can be real PGC_POSTMASTER settings.
+ */
+void
+walseg_define_gucs(bool preloaded)
+{
+	nsettings = walseg_guc_count();
+	if (nsettings > WALSEG_MAX_GUCS)
+		elog(ERROR, "walseg has %d settings, the extension has room for %d",
+			 nsettings, WALSEG_MAX_GUCS);
+	for (int i = 0; i < nsettings; i++)
+		if (!walseg_guc_describe(i, &descs[i]))
+			elog(ERROR, "could not read walseg setting %d", i);
+	/* Indices first: the init_method check hook may run while it is being defined. */
+	idx_prealloc_segments = index_of("walseg.prealloc_segments");
+	idx_init_method = index_of("walseg.init_method");
+	idx_fallocate_fallback = index_of("walseg.fallocate_fallback");
+	for (int i = 0; i < nsettings; i++)
+		define_one(i, &descs[i], preloaded);
+	MarkGUCPrefixReserved("walseg");
+}
+
+int
+walseg_guc_prealloc_segments(void)
+{
+	return int_vars[idx_prealloc_segments];
+}
+
+int
+walseg_guc_prealloc_segments_max(void)
+{
+	return (int) descs[idx_prealloc_segments].int_max;
+}
+
+int
+walseg_guc_init_method(void)
+{
+	return int_vars[idx_init_method];
+}
+
+int
+walseg_guc_fallocate_fallback(void)
+{
+	return int_vars[idx_fallocate_fallback];
+}
+
+/*
+ * Logs, at LOG, the library's rules across settings that the current values break (e.g.
+ * walseg.max_size below walseg.min_size). They matter to the walseg tool reading the same
+ * file, not to the server, so they are reported, not enforced.
+ */
+void
+walseg_log_cross_check(void)
+{
+	const char *names[WALSEG_MAX_GUCS];
+	const char *values[WALSEG_MAX_GUCS];
+	char		out[2048];
+
+	for (int i = 0; i < nsettings; i++)
+	{
+		names[i] = descs[i].name;
+		/* SHOW's form, with units, palloc'd (GetConfigOption shares one buffer). */
+		values[i] = GetConfigOptionByName(descs[i].name, NULL, false);
+	}
+	if (walseg_guc_cross_check(names, values, nsettings, out, sizeof(out)) > 0)
+		ereport(LOG,
+				(errmsg("walseg settings would be rejected by the walseg tool"),
+				 errdetail("%s", out)));
+}

@@ -1,0 +1,128 @@
+/*
+ * contrib/walseg/preallocator.c: the background worker that keeps walseg.prealloc_segments
+ * future WAL segments ready in pg_wal, so that no committing backend has to create one
+ * (PostgreSQL creates a missing segment inside XLogWrite, zero-filling it while holding
+ * WALWriteLock, and preallocates at most one, at checkpoints).
+ *
+ * One loop: sleep on the latch (woken by SIGHUP, SIGTERM, walseg_prealloc(), or the poll
+ * interval), reload settings on SIGHUP, then top up (segment_create.c). PostgreSQL gives us
+ * no event for "the insert position entered a new segment", so the worker polls it; a poll
+ * is one spinlock read. It starts after recovery finishes and does nothing while recovery is
+ * in progress (where PostgreSQL's own InstallXLogFileSegmentActive would be false).
+ *
+ * Failures: logged at LOG and kept in the shared statistics (last error); the next round
+ * retries after kRetryMs. A failure never stops the server or the worker. If an ERROR escapes
+ * anyway (PostgreSQL itself raised it), the worker exits and the postmaster restarts it after
+ * bgw_restart_time.
+ * Shutdown: SIGTERM sets ShutdownRequestPending, which the library's fill polls between
+ * chunks, so a fill in progress stops within milliseconds and its temporary file is removed.
+ */
+#include "walseg.h"
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "utils/guc.h"
+
+#define WALSEG_POLL_MS 100		/* how often the insert position is looked at */
+#define WALSEG_RETRY_MS 5000	/* pause after a failure before trying again */
+#define WALSEG_RESTART_S 10		/* bgw_restart_time after an unexpected exit */
+
+void
+walseg_register_preallocator(void)
+{
+	BackgroundWorker worker;
+
+	memset(&worker, 0, sizeof(worker));
+	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	worker.bgw_restart_time = WALSEG_RESTART_S;
+	strlcpy(worker.bgw_library_name, "walseg", BGW_MAXLEN);
+	strlcpy(worker.bgw_function_name, "walseg_preallocator_main", BGW_MAXLEN);
+	strlcpy(worker.bgw_name, "walseg preallocator", BGW_MAXLEN);
+	strlcpy(worker.bgw_type, "walseg preallocator", BGW_MAXLEN);
+	RegisterBackgroundWorker(&worker);
+}
+
+static void
+set_worker_pid(int pid)
+{
+	SpinLockAcquire(&walseg_shared->mutex);
+	walseg_shared->worker_pid = pid;
+	SpinLockRelease(&walseg_shared->mutex);
+}
+
+static void
+clear_worker_pid(int code, Datum arg)
+{
+	(void) code;
+	(void) arg;
+	set_worker_pid(0);
+}
+
+/* One round; returns how long to sleep before the next. */
+static long
+top_up(void)
+{
+	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending};
+	WalsegAhead r;
+
+	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, &r);
+	if (!r.in_recovery)
+		walseg_stats_ahead(r.ahead, r.target);
+	if (r.failed && r.err.canceled)
+		return 0;				/* a signal arrived mid-fill: handle it, then start over */
+	if (r.failed)
+	{
+		ereport(LOG,
+				(errmsg("walseg preallocator could not create a WAL segment, retrying in %d s",
+						WALSEG_RETRY_MS / 1000),
+				 errdetail("%s", r.err.message)));
+		return WALSEG_RETRY_MS;
+	}
+	return WALSEG_POLL_MS;
+}
+
+void
+walseg_preallocator_main(Datum arg)
+{
+	long		sleep_ms = 0;
+	int			removed;
+
+	(void) arg;
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+	set_worker_pid(MyProcPid);
+	on_shmem_exit(clear_worker_pid, 0);
+
+	removed = walseg_remove_stale_scratch(XLOGDIR);
+	if (removed > 0)
+		ereport(LOG, (errmsg("walseg removed %d scratch directories left in \"%s\" by a crash",
+							 removed, XLOGDIR)));
+	walseg_log_cross_check();
+	ereport(LOG, (errmsg("walseg preallocator started: %d segments ahead, segment size %d bytes",
+						 walseg_guc_prealloc_segments(), wal_segment_size)));
+
+	while (!ShutdownRequestPending)
+	{
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 sleep_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (ShutdownRequestPending)
+			break;
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+			walseg_log_cross_check();
+		}
+		sleep_ms = top_up();
+	}
+	proc_exit(0);
+}

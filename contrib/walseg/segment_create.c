@@ -1,0 +1,305 @@
+/*
+ * contrib/walseg/segment_create.c: creating future WAL segments in pg_wal the way PostgreSQL
+ * creates its own (xlog.c, XLogFileInitInternal + InstallXLogFileSegment), with the fill done
+ * by the walseg library.
+ *
+ * One segment:
+ *   1. the library fills "pg_wal/xlogtemp.<our pid>" by walseg.init_method and fsyncs it.
+ *      That is exactly the name PostgreSQL gives its own temporary file, so if we crash
+ *      mid-fill, PostgreSQL's start-up (RemoveTempXlogFiles) removes the leftover;
+ *   2. under ControlFileLock (which PostgreSQL holds while installing and recycling
+ *      segments, so the checkpointer's RemoveOldXlogFiles cannot race us) we check that
+ *      recovery is not in progress, that the target is still in the future, and that its
+ *      name is free, then rename without replacing anything and fsync pg_wal;
+ *   3. if the name was taken meanwhile (PostgreSQL or the checkpointer made or recycled it),
+ *      our temporary file is removed: an existing segment is never replaced.
+ * The fill runs with no lock held (it may take long), the install holds the lock only for a
+ * rename and a directory fsync, as PostgreSQL's own install does.
+ *
+ * Which segments: insert segment + 1 .. + walseg.prealloc_segments on the insertion
+ * timeline, never beyond PostgreSQL's recycle horizon: at most redo segment + max_wal_size
+ * in segments - 1, PostgreSQL's own upper bound for keeping future segments (XLOGfileslop),
+ * and no further than recycle_horizon() estimates from min/max_wal_size and the WAL written
+ * since the last checkpoint's redo.
+ *
+ * Segment size: PostgreSQL's wal_segment_size, always (walseg.segment_size is the tool's).
+ * Error handling: a failure stops the round and is returned in WalsegAhead; callers decide
+ * the level (LOG in the preallocator, ERROR in walseg_prealloc()). Nothing here raises ERROR
+ * while a C++ object is alive: the bridge calls have returned before any ereport.
+ */
+#include "walseg.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "miscadmin.h"
+#include "storage/lwlock.h"
+#include "utils/timestamp.h"
+
+typedef enum CreateOutcome
+{
+	CREATE_DONE,				/* installed by us */
+	CREATE_PRESENT,				/* the name exists: someone else made it */
+	CREATE_SKIPPED,				/* no longer wanted: recovery, or the position passed it */
+	CREATE_FAILED				/* err says why */
+} CreateOutcome;
+
+static XLogSegNo
+insert_segno(void)
+{
+	XLogSegNo	segno;
+
+	XLByteToSeg(GetXLogInsertRecPtr(), segno, wal_segment_size);
+	return segno;
+}
+
+/* Highest segment number we may create ahead of `insert` (see the file comment). */
+static XLogSegNo
+horizon(XLogRecPtr insert)
+{
+	XLogRecPtr	redo = GetRedoRecPtr();
+	XLogSegNo	redo_segno;
+	uint64		max_segs = (uint64) max_wal_size_mb / ((uint64) wal_segment_size / (1024 * 1024));
+	XLogSegNo	by_max;
+	XLogSegNo	estimate;
+
+	XLByteToSeg(redo, redo_segno, wal_segment_size);
+	by_max = redo_segno + Max(max_segs, 1) - 1;
+	estimate = walseg_recycle_horizon(redo_segno, wal_segment_size,
+									  (uint64) min_wal_size_mb * 1024 * 1024,
+									  (uint64) max_wal_size_mb * 1024 * 1024,
+									  insert > redo ? (double) (insert - redo) : 0.0);
+	return Min(by_max, estimate);
+}
+
+static void
+set_err(WalsegErr *err, const char *fmt,...) pg_attribute_printf(2, 3);
+
+static void
+set_err(WalsegErr *err, const char *fmt,...)
+{
+	va_list		ap;
+
+	memset(err, 0, sizeof(*err));
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Steps 2 and 3: installs pg_wal/temp_name (complete and fsynced) as pg_wal/final_name, the
+ * file of segment `segno`, holding ControlFileLock as PostgreSQL's InstallXLogFileSegment
+ * does. Outcomes:
+ *   CREATE_DONE     renamed without replacing anything and pg_wal fsynced; also when only
+ *                   the directory fsync failed (err is then set, see the XXX below);
+ *   CREATE_PRESENT  final_name exists (stat, or the no-replace rename said EEXIST);
+ *   CREATE_SKIPPED  recovery is in progress, or the insert position has passed segno;
+ *   CREATE_FAILED   stat or rename failed; err says why.
+ * The caller removes the temporary file unless the outcome is CREATE_DONE.
+ */
+static CreateOutcome
+install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegErr *err)
+{
+	char		path[MAXPGPATH];
+	struct stat st;
+	CreateOutcome outcome = CREATE_FAILED;
+
+	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
+	LWLockAcquire(ControlFileLock, LW_EXCLUSIVE);
+	if (RecoveryInProgress() || segno < insert_segno())
+		outcome = CREATE_SKIPPED;
+	else if (stat(path, &st) == 0)
+		outcome = CREATE_PRESENT;
+	else if (errno != ENOENT)
+		set_err(err, "could not stat file \"%s\": %s", path, strerror(errno));
+	else
+		switch (walseg_install_temp(XLOGDIR, temp_name, final_name, err))
+		{
+			case WALSEG_INSTALLED:
+				outcome = CREATE_DONE;
+				break;
+			case WALSEG_INSTALL_EXISTS:
+				outcome = CREATE_PRESENT;
+				break;
+			case WALSEG_INSTALL_NOT_DURABLE:
+
+				/*
+				 * XXX: the segment stays. A backend may already have opened it (PostgreSQL
+				 * opens existing segments without a lock), so removing it could take WAL
+				 * with it. The failed directory fsync is reported; PostgreSQL's own next
+				 * fsync of pg_wal meets the same device and decides for itself.
+				 */
+				outcome = CREATE_DONE;
+				break;
+			case WALSEG_INSTALL_FAILED:
+				break;
+		}
+	LWLockRelease(ControlFileLock);
+	return outcome;
+}
+
+/*
+ * Creates the file of segment `segno` on timeline `tli` in pg_wal unless it exists.
+ * method: a resolved init method (not auto); cancel: flags that stop the fill; fill: what
+ * the fill did (method used after any fallback, times); err: the failure.
+ * Outcomes: CREATE_DONE (installed; a failed directory fsync is logged and counted here),
+ * CREATE_PRESENT, CREATE_SKIPPED (see install), or CREATE_FAILED with err filled (fill or
+ * install failed; err->canceled when a cancel flag stopped the fill). The temporary file
+ * is gone in every case but CREATE_DONE.
+ */
+static CreateOutcome
+create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegFill *fill,
+		   WalsegErr *err)
+{
+	char		final_name[MAXFNAMELEN];
+	char		temp_name[MAXFNAMELEN];
+	char		path[MAXPGPATH];
+	struct stat st;
+	CreateOutcome outcome;
+
+	XLogFileName(final_name, tli, segno, wal_segment_size);
+	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
+	if (stat(path, &st) == 0)
+		return CREATE_PRESENT;
+	snprintf(temp_name, sizeof(temp_name), "xlogtemp.%d", (int) MyProcPid);
+	snprintf(path, sizeof(path), XLOGDIR "/%s", temp_name);
+	/* A leftover of this process (an earlier failure); PostgreSQL does the same. */
+	unlink(path);
+	if (!walseg_fill_temp(XLOGDIR, temp_name, wal_segment_size, method,
+						  walseg_guc_fallocate_fallback(), cancel, fill, err))
+		return CREATE_FAILED;
+	outcome = install(temp_name, final_name, segno, err);
+	if (outcome != CREATE_DONE)
+		unlink(path);
+	if (outcome == CREATE_DONE && err->message[0] != '\0')
+	{
+		ereport(LOG,
+				(errmsg("walseg: installed WAL segment \"%s\", but could not make its name durable",
+						final_name),
+				 errdetail("%s", err->message)));
+		walseg_stats_failed(err->message);
+		memset(err, 0, sizeof(*err));
+	}
+	else if (outcome == CREATE_DONE)
+		ereport(DEBUG2, (errmsg_internal("walseg: installed WAL segment \"%s\" by %s",
+										 final_name, walseg_method_name(fill->method_used))));
+	return outcome;
+}
+
+/*
+ * The init method to use now: walseg.init_method, with auto resolved once for pg_wal by the
+ * library's probe (shared by all processes through WalsegShared when preloaded).
+ */
+bool
+walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err)
+{
+	static int	local_method = -1;
+	static int	local_fallback = -1;
+	int			fallback = walseg_guc_fallocate_fallback();
+	char		reason[768];
+
+	*method = walseg_guc_init_method();
+	if (*method != WALSEG_METHOD_AUTO)
+		return true;
+	if (walseg_shared)
+	{
+		SpinLockAcquire(&walseg_shared->mutex);
+		if (walseg_shared->auto_fallback == fallback)
+			local_method = walseg_shared->auto_method;
+		SpinLockRelease(&walseg_shared->mutex);
+	}
+	if (local_method >= 0 && local_fallback == fallback)
+	{
+		*method = local_method;
+		return true;
+	}
+	if (!walseg_resolve_auto(XLOGDIR, fallback, true, cancel, method, reason, sizeof(reason), err))
+		return false;
+	ereport(LOG, (errmsg("walseg: walseg.init_method = auto chose %s for \"%s\"",
+						 walseg_method_name(*method), XLOGDIR),
+				  errdetail("%s", reason)));
+	local_method = *method;
+	local_fallback = fallback;
+	if (walseg_shared)
+	{
+		SpinLockAcquire(&walseg_shared->mutex);
+		walseg_shared->auto_method = *method;
+		walseg_shared->auto_fallback = fallback;
+		SpinLockRelease(&walseg_shared->mutex);
+	}
+	return true;
+}
+
+/* Counts the future segments present right after `from`, up to `last`. */
+static int
+count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
+{
+	int			ahead = 0;
+
+	for (XLogSegNo segno = from + 1; segno <= last; segno++)
+	{
+		char		path[MAXPGPATH];
+		struct stat st;
+
+		XLogFilePath(path, tli, segno, wal_segment_size);
+		if (stat(path, &st) != 0)
+			break;
+		ahead++;
+	}
+	return ahead;
+}
+
+/*
+ * Makes sure the `want` segments after the current insert segment exist (bounded by the
+ * horizon). Fills *r: how many were created, how many are present, the bounded target, and
+ * the first failure, which ends the round.
+ */
+void
+walseg_create_ahead(int want, WalsegCancel cancel, WalsegAhead *r)
+{
+	XLogRecPtr	insert;
+	XLogSegNo	first;
+	XLogSegNo	last;
+	TimeLineID	tli;
+	int			method = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (RecoveryInProgress())
+	{
+		r->in_recovery = true;
+		return;
+	}
+	insert = GetXLogInsertRecPtr();
+	tli = GetWALInsertionTimeLine();
+	XLByteToSeg(insert, first, wal_segment_size);
+	last = Min(first + (XLogSegNo) Max(want, 0), horizon(insert));
+	r->target = last > first ? (int) (last - first) : 0;
+	if (r->target > 0 && !walseg_resolve_method(cancel, &method, &r->err))
+		r->failed = true;
+	for (XLogSegNo segno = first + 1; segno <= last && !r->failed; segno++)
+	{
+		WalsegFill	fill;
+		TimestampTz start = GetCurrentTimestamp();
+		CreateOutcome outcome = create_one(tli, segno, method, cancel, &fill, &r->err);
+
+		if (outcome == CREATE_FAILED)
+			r->failed = true;
+		else if (outcome == CREATE_DONE)
+		{
+			char		name[MAXFNAMELEN];
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+			XLogFileName(name, tli, segno, wal_segment_size);
+			walseg_stats_created(fill.method_used, (uint64) secs * 1000000 + usecs, name);
+			r->created++;
+		}
+		walseg_drain_library_log();
+	}
+	r->ahead = count_ahead(tli, first, last);
+	if (r->failed && !r->err.canceled)
+		walseg_stats_failed(r->err.message);
+}

@@ -1,0 +1,371 @@
+/*
+ * contrib/walseg/sql_functions.c: the SQL interface (walseg--1.0.sql declares it).
+ *
+ *   walseg_status()                      the preallocator's shared statistics
+ *   walseg_prealloc(n)                   create up to n future segments now      superuser
+ *   walseg_bench(methods, size, n)       create and write phases, scratch dir    superuser
+ *   walseg_fs_info(path)                 filesystem facts and auto's choice      superuser
+ *   walseg_segment_name(tli, segno)      PostgreSQL's segment file name
+ *   walseg_parse_segment_name(name)      its strict inverse
+ *
+ * Bad input is an ERROR with errcode INVALID_PARAMETER_VALUE naming the argument; a failure
+ * of the library is an ERROR carrying its message. Each function validates its arguments
+ * first, then calls the bridge, then raises: no C++ object is alive at any ereport.
+ */
+#include "walseg.h"
+
+#include <sys/stat.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/pg_lsn.h"
+#include "utils/timestamp.h"
+
+#define WALSEG_BENCH_MAX_N 1000
+
+PG_FUNCTION_INFO_V1(walseg_status);
+PG_FUNCTION_INFO_V1(walseg_prealloc);
+PG_FUNCTION_INFO_V1(walseg_bench);
+PG_FUNCTION_INFO_V1(walseg_fs_info);
+PG_FUNCTION_INFO_V1(walseg_segment_name);
+PG_FUNCTION_INFO_V1(walseg_parse_segment_name);
+
+static void
+require_superuser(const char *function)
+{
+	if (!superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for function %s", function),
+				 errdetail("Only superusers may call %s: it creates files on the server.",
+						   function)));
+}
+
+static WalsegCancel
+query_cancel(void)
+{
+	WalsegCancel c = {&QueryCancelPending, &ProcDiePending};
+
+	return c;
+}
+
+/* Raises the library's failure as an ERROR (after a cancel, the cancel's own ERROR). */
+static void
+raise_error(const char *function, const WalsegErr *err) pg_attribute_noreturn();
+
+static void
+raise_error(const char *function, const WalsegErr *err)
+{
+	if (err->canceled)
+		CHECK_FOR_INTERRUPTS();
+	errno = err->errnum;
+	ereport(ERROR,
+			(err->errnum != 0 ? errcode_for_file_access() : errcode(ERRCODE_INTERNAL_ERROR),
+			 errmsg("%s failed: %s", function, err->message)));
+}
+
+static void
+build_tuple_desc(FunctionCallInfo fcinfo, TupleDesc *desc)
+{
+	if (get_call_result_type(fcinfo, NULL, desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+}
+
+/* {"zero_write": {"segments": 3, "avg_ms": 11.2, "max_ms": 20.5}, ...} */
+static Datum
+by_method_json(const WalsegMethodStats *by_method)
+{
+	StringInfoData buf;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '{');
+	for (int m = 0; m < walseg_method_count() && m < WALSEG_MAX_METHODS; m++)
+	{
+		if (by_method[m].created == 0)
+			continue;
+		appendStringInfo(&buf, "%s\"%s\": {\"segments\": " UINT64_FORMAT ", \"avg_ms\": %.3f, \"max_ms\": %.3f}",
+						 first ? "" : ", ", walseg_method_name(m), by_method[m].created,
+						 by_method[m].total_us / 1000.0 / by_method[m].created,
+						 by_method[m].max_us / 1000.0);
+		first = false;
+	}
+	appendStringInfoChar(&buf, '}');
+	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
+}
+
+Datum
+walseg_status(PG_FUNCTION_ARGS)
+{
+	WalsegShared s;
+	TupleDesc	desc;
+	Datum		v[13];
+	bool		nulls[13] = {0};
+	uint64		created = 0,
+				total_us = 0,
+				max_us = 0;
+
+	if (!walseg_shared)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("walseg is not loaded by shared_preload_libraries"),
+				 errdetail("The preallocator and its statistics exist only when the server loads walseg at start."),
+				 errhint("Add walseg to shared_preload_libraries in postgresql.conf and restart the server.")));
+	build_tuple_desc(fcinfo, &desc);
+	SpinLockAcquire(&walseg_shared->mutex);
+	memcpy(&s, walseg_shared, sizeof(s));
+	SpinLockRelease(&walseg_shared->mutex);
+	for (int m = 0; m < WALSEG_MAX_METHODS; m++)
+	{
+		created += s.by_method[m].created;
+		total_us += s.by_method[m].total_us;
+		max_us = Max(max_us, s.by_method[m].max_us);
+	}
+	v[0] = Int32GetDatum(s.worker_pid);
+	nulls[0] = s.worker_pid == 0;
+	v[1] = Int32GetDatum(s.segments_ahead);
+	v[2] = Int32GetDatum(s.target_ahead);
+	v[3] = Int64GetDatum((int64) created);
+	v[4] = by_method_json(s.by_method);
+	v[5] = Float8GetDatum(created ? total_us / 1000.0 / created : 0);
+	nulls[5] = created == 0;
+	v[6] = Float8GetDatum(max_us / 1000.0);
+	nulls[6] = created == 0;
+	v[7] = CStringGetTextDatum(s.last_segment);
+	nulls[7] = created == 0;
+	v[8] = TimestampTzGetDatum(s.last_create_at);
+	nulls[8] = created == 0;
+	v[9] = Int64GetDatum((int64) s.failures);
+	v[10] = CStringGetTextDatum(s.last_error);
+	nulls[10] = s.failures == 0;
+	v[11] = TimestampTzGetDatum(s.last_error_at);
+	nulls[11] = s.failures == 0;
+	v[12] = s.auto_method >= 0 ? CStringGetTextDatum(walseg_method_name(s.auto_method)) : 0;
+	nulls[12] = s.auto_method < 0;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, v, nulls)));
+}
+
+Datum
+walseg_prealloc(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	WalsegAhead r;
+
+	require_superuser("walseg_prealloc");
+	if (n < 0 || n > walseg_guc_prealloc_segments_max())
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("number of segments %d is out of range", n),
+				 errdetail("It must be between 0 and %d.", walseg_guc_prealloc_segments_max())));
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("recovery is in progress"),
+				 errhint("walseg_prealloc() cannot be executed during recovery.")));
+	walseg_create_ahead(n, query_cancel(), &r);
+	if (r.failed)
+		raise_error("walseg_prealloc", &r.err);
+	PG_RETURN_INT32(r.created);
+}
+
+/* Init method by name, case-insensitively as the walseg.init_method setting; -1 if none. */
+static int
+method_by_name(const char *name)
+{
+	for (int m = 0; name && m < walseg_method_count(); m++)
+		if (pg_strcasecmp(name, walseg_method_name(m)) == 0)
+			return m;
+	return -1;
+}
+
+/* Methods from a text[] (NULL: every method but auto), validated; returns the count. */
+static int
+bench_methods(ArrayType *arr, int *methods)
+{
+	Datum	   *elems;
+	bool	   *elem_nulls;
+	int			count;
+	int			n = 0;
+
+	if (arr == NULL)
+	{
+		for (int m = 0; m < walseg_method_count(); m++)
+			if (m != WALSEG_METHOD_AUTO)
+				methods[n++] = m;
+		return n;
+	}
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &elem_nulls, &count);
+	if (count == 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("methods must not be empty"),
+						errhint("Pass NULL to measure every method.")));
+	for (int i = 0; i < count; i++)
+	{
+		char	   *name;
+		int			m;
+
+		if (elem_nulls[i])
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+							errmsg("methods must not contain NULL")));
+		name = TextDatumGetCString(elems[i]);
+		m = method_by_name(name);
+
+		if (m < 0 || m == WALSEG_METHOD_AUTO)
+			ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+							errmsg("invalid init method \"%s\"", name),
+							errhint("Valid methods are zero_write, posix_fallocate, glibc_emulation, sparse, fallocate_keep_size and none.")));
+		for (int j = 0; j < n; j++)
+			if (methods[j] == m)
+				ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+								errmsg("init method \"%s\" is listed twice", name)));
+		if (n >= WALSEG_MAX_METHODS)
+			break;
+		methods[n++] = m;
+	}
+	return n;
+}
+
+Datum
+walseg_bench(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			methods[WALSEG_MAX_METHODS];
+	WalsegBenchRow rows[2 * WALSEG_MAX_METHODS];
+	WalsegErr	err;
+	int			nmethods;
+	int64		size;
+	int32		n;
+
+	require_superuser("walseg_bench");
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("segment_size and n must not be NULL")));
+	size = PG_GETARG_INT64(1);
+	n = PG_GETARG_INT32(2);
+	if (size < 1024 * 1024 || size > 1024 * 1024 * 1024 || (size & (size - 1)) != 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid segment_size " INT64_FORMAT, size),
+						errdetail("It must be a power of two between 1MB (1048576) and 1GB (1073741824) bytes, as wal_segment_size.")));
+	if (n < 1 || n > WALSEG_BENCH_MAX_N)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("n %d is out of range", n),
+						errdetail("It must be between 1 and %d.", WALSEG_BENCH_MAX_N)));
+	nmethods = bench_methods(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0), methods);
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!walseg_lib_bench(XLOGDIR, methods, nmethods, (uint64) size, n,
+					  walseg_guc_fallocate_fallback(), query_cancel(), rows, &err))
+		raise_error("walseg_bench", &err);
+	walseg_drain_library_log();
+	for (int i = 0; i < 2 * nmethods; i++)
+	{
+		Datum		v[9];
+		bool		nulls[9] = {0};
+
+		v[0] = CStringGetTextDatum(walseg_method_name(rows[i].method));
+		v[1] = CStringGetTextDatum(rows[i].write_phase ? "write" : "create");
+		v[2] = Int32GetDatum(rows[i].n);
+		v[3] = Float8GetDatum(rows[i].median_us);
+		v[4] = Float8GetDatum(rows[i].p90_us);
+		v[5] = Float8GetDatum(rows[i].p99_us);
+		v[6] = Float8GetDatum(rows[i].max_us);
+		v[7] = CStringGetTextDatum(walseg_method_name(rows[i].method_used));
+		v[8] = Int64GetDatum((int64) rows[i].allocated_bytes);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
+	}
+	return (Datum) 0;
+}
+
+Datum
+walseg_fs_info(PG_FUNCTION_ARGS)
+{
+	char	   *path = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	WalsegFsFacts f;
+	WalsegErr	err;
+	struct stat st;
+	TupleDesc	desc;
+	Datum		v[9];
+	bool		nulls[9] = {0};
+
+	require_superuser("walseg_fs_info");
+	if (path[0] == '\0')
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("path must not be empty")));
+	if (stat(path, &st) != 0)
+		ereport(ERROR, (errcode_for_file_access(),
+						errmsg("could not stat directory \"%s\": %m", path)));
+	if (!S_ISDIR(st.st_mode))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("\"%s\" is not a directory", path)));
+	build_tuple_desc(fcinfo, &desc);
+	if (!walseg_fs_facts(path, walseg_guc_fallocate_fallback(), query_cancel(), &f, &err))
+		raise_error("walseg_fs_info", &err);
+	walseg_drain_library_log();
+	v[0] = CStringGetTextDatum(path);
+	v[1] = CStringGetTextDatum(f.fs_type);
+	v[2] = CStringGetTextDatum(f.mount_point);
+	v[3] = Int64GetDatum((int64) f.block_size);
+	v[4] = Int64GetDatum((int64) f.free_bytes);
+	v[5] = BoolGetDatum(f.copy_on_write);
+	v[6] = BoolGetDatum(f.fallocate_supported == 1);
+	nulls[6] = f.fallocate_supported < 0;
+	v[7] = f.auto_method >= 0 ? CStringGetTextDatum(walseg_method_name(f.auto_method)) : 0;
+	nulls[7] = f.auto_method < 0;
+	v[8] = CStringGetTextDatum(f.auto_method >= 0 ? f.auto_reason
+							   : psprintf("%s%s%s", f.auto_reason, f.note[0] ? "; " : "", f.note));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, v, nulls)));
+}
+
+Datum
+walseg_segment_name(PG_FUNCTION_ARGS)
+{
+	int32		tli = PG_GETARG_INT32(0);
+	int64		segno = PG_GETARG_INT64(1);
+	char		name[MAXFNAMELEN];
+	WalsegErr	err;
+
+	if (tli < 1)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid timeline %d", tli),
+						errdetail("Timelines start at 1.")));
+	if (segno < 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid segment number " INT64_FORMAT, segno)));
+	if (!walseg_lib_segment_name((uint32) tli, (uint64) segno, wal_segment_size, name, &err))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid segment number " INT64_FORMAT, segno),
+						errdetail("%s", err.message)));
+	PG_RETURN_TEXT_P(cstring_to_text(name));
+}
+
+Datum
+walseg_parse_segment_name(PG_FUNCTION_ARGS)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	uint32_t	tli;
+	uint64_t	segno;
+	char		why[512];
+	TupleDesc	desc;
+	Datum		v[3];
+	bool		nulls[3] = {0};
+	XLogRecPtr	start;
+
+	if (!walseg_lib_parse_segment_name(name, wal_segment_size, &tli, &segno, why, sizeof(why)))
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("invalid WAL segment file name \"%s\"", name),
+						errdetail("%s", why)));
+	build_tuple_desc(fcinfo, &desc);
+	XLogSegNoOffsetToRecPtr(segno, 0, wal_segment_size, start);
+	v[0] = Int64GetDatum((int64) tli);
+	v[1] = Int64GetDatum((int64) segno);
+	v[2] = LSNGetDatum(start);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, v, nulls)));
+}

@@ -1,0 +1,79 @@
+/* contrib/walseg/walseg--1.0.sql: the SQL interface of walseg (sql_functions.c). */
+
+\echo Use "CREATE EXTENSION walseg" to load this file. \quit
+
+-- The preallocator's statistics (needs shared_preload_libraries = 'walseg').
+CREATE FUNCTION walseg_status(
+    OUT worker_pid int,             -- NULL when the preallocator is not running
+    OUT segments_ahead int,         -- future segments present in pg_wal at the last look
+    OUT target_ahead int,           -- walseg.prealloc_segments, bounded by max_wal_size
+    OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
+    OUT created_by_method jsonb,    -- {"method": {"segments", "avg_ms", "max_ms"}}
+    OUT avg_create_ms float8,       -- fill + fsync + install
+    OUT max_create_ms float8,
+    OUT last_segment text,
+    OUT last_create_at timestamptz,
+    OUT failures bigint,
+    OUT last_error text,
+    OUT last_error_at timestamptz,
+    OUT auto_method text)           -- what walseg.init_method = auto resolved to
+RETURNS record
+AS 'MODULE_PATHNAME', 'walseg_status'
+LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- Creates up to n future segments now (superuser); returns how many it created.
+CREATE FUNCTION walseg_prealloc(n int)
+RETURNS int
+AS 'MODULE_PATHNAME', 'walseg_prealloc'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- The create and write phases of `walseg bench` in a scratch directory inside pg_wal
+-- (superuser). methods NULL means every init method but auto.
+CREATE FUNCTION walseg_bench(
+    methods text[] DEFAULT NULL,
+    segment_size bigint DEFAULT 16777216,
+    n int DEFAULT 5,
+    OUT method text,
+    OUT phase text,                 -- create | write
+    OUT samples int,                -- creations, or commits of 8kB (pwrite + fdatasync)
+    OUT median_us float8,
+    OUT p90_us float8,
+    OUT p99_us float8,
+    OUT max_us float8,
+    OUT method_used text,           -- differs from method after a fallback
+    OUT allocated_bytes bigint)     -- st_blocks * 512 of the last file
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'walseg_bench'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+-- Filesystem facts of a directory (superuser); relative paths are in the data directory.
+CREATE FUNCTION walseg_fs_info(
+    path text DEFAULT 'pg_wal',
+    OUT directory text,
+    OUT filesystem text,
+    OUT mount_point text,
+    OUT block_size bigint,
+    OUT free_bytes bigint,
+    OUT copy_on_write bool,
+    OUT fallocate_supported bool,   -- NULL when it could not be tested
+    OUT auto_method text,           -- what walseg.init_method = auto would pick here
+    OUT auto_reason text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'walseg_fs_info'
+LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
+
+-- PostgreSQL's file name of segment segno on timeline tli (for this wal_segment_size).
+CREATE FUNCTION walseg_segment_name(tli int, segno bigint)
+RETURNS text
+AS 'MODULE_PATHNAME', 'walseg_segment_name'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+-- The strict inverse of walseg_segment_name.
+CREATE FUNCTION walseg_parse_segment_name(
+    name text,
+    OUT timeline bigint,
+    OUT segno bigint,
+    OUT start_lsn pg_lsn)
+RETURNS record
+AS 'MODULE_PATHNAME', 'walseg_parse_segment_name'
+LANGUAGE C STRICT STABLE PARALLEL SAFE;

@@ -1,0 +1,20 @@
+--
+-- walseg loaded by CREATE EXTENSION only, not by shared_preload_libraries: the settings
+-- exist (postmaster-context ones read-only), the functions that need no preallocator work,
+-- and what needs it says so.
+--
+CREATE EXTENSION walseg;
+SELECT walseg_segment_name(1, 2);
+SELECT name, setting, context FROM pg_settings WHERE name LIKE 'walseg.%' ORDER BY name;
+SHOW walseg.segment_size;
+SHOW walseg.prealloc_segments;
+SELECT extra_desc FROM pg_settings WHERE name = 'walseg.segment_size';
+SET walseg.segment_size = '16MB';
+SET walseg.init_method = sparse;
+SHOW walseg.init_method;
+SET walseg.no_such_setting = 1;
+SELECT * FROM walseg_status();
+-- walseg_prealloc works without the preallocator (no statistics are kept).
+SELECT walseg_prealloc(2) >= 0 AS ran;
+SELECT walseg_prealloc(2) AS created_again;
+DROP EXTENSION walseg;

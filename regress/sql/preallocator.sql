@@ -1,0 +1,94 @@
+--
+-- The background preallocator keeps walseg.prealloc_segments (3, from the included file)
+-- future segments in pg_wal, each of wal_segment_size bytes, on the insertion timeline.
+--
+SELECT setting::bigint AS wal_segment_size FROM pg_settings WHERE name = 'wal_segment_size' \gset
+
+-- How many of the n segments after the insert position exist with the right size.
+CREATE FUNCTION ready_ahead(n int) RETURNS int LANGUAGE sql AS $$
+  SELECT count(*)::int
+    FROM (SELECT floor((pg_current_wal_insert_lsn() - '0/0') / setting::numeric)::bigint AS seg,
+                 setting::bigint AS size,
+                 (SELECT timeline_id FROM pg_control_checkpoint()) AS tli
+            FROM pg_settings WHERE name = 'wal_segment_size') pos
+    CROSS JOIN generate_series(1, n) k
+    JOIN pg_ls_waldir() w ON w.name = walseg_segment_name(pos.tli, pos.seg + k)
+   WHERE w.size = pos.size;
+$$;
+-- Waits (up to 30 s) until n segments are ready ahead; true if they are.
+CREATE FUNCTION wait_ready(n int) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF ready_ahead(n) = n THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END $$;
+
+SELECT worker_pid IS NOT NULL AS running, target_ahead FROM walseg_status();
+SELECT wait_ready(3);
+
+-- After a switch the insert position is in the next segment; the worker tops up again.
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+SELECT wait_ready(3);
+CREATE TABLE walseg_t (id int, pad text);
+DO $$
+BEGIN
+  FOR i IN 1..5 LOOP
+    INSERT INTO walseg_t SELECT g, repeat('x', 100) FROM generate_series(1, 100) g;
+    PERFORM pg_switch_wal();
+  END LOOP;
+END $$;
+SELECT wait_ready(3);
+SELECT segments_ahead >= 3 AS ahead, segments_created >= 3 AS created, failures, last_error,
+       created_by_method ? 'zero_write' AS by_zero_write, avg_create_ms > 0 AS timed
+  FROM walseg_status();
+
+-- Every segment file in pg_wal has the segment size; no temporary file is left.
+SELECT count(*) AS wrong_size FROM pg_ls_waldir()
+ WHERE name ~ '^[0-9A-F]{24}$' AND size <> :wal_segment_size;
+
+-- walseg_prealloc creates further segments now, beyond the worker's target.
+SELECT walseg_prealloc(6) AS created;
+SELECT ready_ahead(6);
+SELECT walseg_prealloc(6) AS created_again;     -- all present: nothing to do
+SELECT segments_created >= 6 AS counted FROM walseg_status();
+
+-- Another init method, set for this session, is used by walseg_prealloc.
+SET walseg.init_method = sparse;
+SELECT walseg_prealloc(7) AS created;
+SELECT created_by_method ? 'sparse' AS by_sparse FROM walseg_status();
+SET walseg.init_method = posix_fallocate;
+SELECT walseg_prealloc(8) AS created;
+SELECT created_by_method ? 'posix_fallocate' OR created_by_method ? 'zero_write' AS by_fallocate
+  FROM walseg_status();
+RESET walseg.init_method;
+SELECT ready_ahead(8);
+
+--
+-- The horizon: never beyond max_wal_size's worth of segments after the redo pointer.
+-- With max_wal_size = 32MB (two segments) right after a checkpoint, at most one.
+--
+ALTER SYSTEM SET max_wal_size = '32MB';
+SELECT pg_reload_conf();
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+CHECKPOINT;
+SELECT pg_sleep(0.5);
+SHOW max_wal_size;
+SELECT walseg_prealloc(10) AS created_beyond_horizon;
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN (SELECT target_ahead = 1 FROM walseg_status());
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT target_ahead FROM walseg_status();
+ALTER SYSTEM RESET max_wal_size;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SHOW max_wal_size;
+SELECT wait_ready(3);
+SELECT failures FROM walseg_status();
