@@ -30,6 +30,10 @@ struct BenchSettings {
   bool progress = false;              ///< print progress on stderr (a terminal)
   std::vector<int> clients = {1, 8};  ///< phase commit: client counts
   double commit_seconds = 3;          ///< phase commit: seconds per row
+  /// phase switch: segment size and boundaries crossed per configuration. Small segments give
+  /// many boundaries, so boundary percentiles are percentiles and not just the maximum.
+  std::uint64_t switch_segment_size = 1 * kMiB;
+  int switch_boundaries = 64;
 };
 
 /// One result line. Fields a phase does not measure stay 0 (and are printed as "-").

@@ -28,7 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kMinBoundaries = 8;
+constexpr int kMinBoundaries = 8;  // the floor; --switch-boundaries may ask more
 
 // Retires segments on its own thread: the writer only posts the first segment still needed.
 class Checkpointer {
@@ -81,13 +81,14 @@ struct ConfigRun {
 ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::string& name) {
   SegmentManager::Options o;
   o.config = s.config;
-  o.config.segment_size_bytes = s.segment_size;
+  const std::uint64_t size = s.switch_segment_size;
+  o.config.segment_size_bytes = size;
   o.config.recycle = name == "recycled";
   o.background = name == "pooled";
-  int boundaries = std::max(kMinBoundaries, s.segments);
+  int boundaries = std::max(kMinBoundaries, s.switch_boundaries);
   if (name == "recycled") {
     // Enough written segments to cycle through; the recycle horizon must reach past them.
-    o.config.min_size_bytes = std::max<std::uint64_t>(o.config.min_size_bytes, 8 * s.segment_size);
+    o.config.min_size_bytes = std::max<std::uint64_t>(o.config.min_size_bytes, 8 * size);
   }
   SegmentManager m(dir, o);
   if (name == "recycled") {
@@ -100,15 +101,19 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
   std::vector<char> rec(s.write_size, '\x6b');
   SegNo segno = name == "recycled" ? 3 : 1;
   File f = File::open(m.next_segment(segno).path, O_RDWR);
+  File next, previous;  // the writer's hand-off, as WalWriter does it (wal_write_out.cpp)
+  // Unpooled models PostgreSQL without a recycled segment: the segment is made at the boundary.
+  const bool early_take = name != "unpooled";
   std::uint64_t off = 0;
   Checkpointer ckpt(m);
   for (int crossed = 0; crossed <= boundaries;) {
     auto t0 = Clock::now();
-    bool boundary = off + s.write_size > s.segment_size;
+    bool boundary = off + s.write_size > size;
     if (boundary) {
-      f.close();
-      ReadySegment next = m.next_segment(++segno);
-      f = File::open(next.path, O_RDWR);
+      if (!next.is_open()) next = File::open(m.next_segment(segno + 1).path, O_RDWR);
+      ++segno;
+      previous = std::move(f);  // closed after the first commit in the new segment
+      f = std::move(next);
       off = 0;
       run.handoff.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
@@ -121,6 +126,10 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
       ckpt.post(segno);
       ++crossed;
       progress(s, "switch", name, crossed, boundaries + 1);
+    } else if (previous.is_open()) {
+      previous.close();
+    } else if (early_take && !next.is_open() && off >= size / 2) {
+      next = File::open(m.next_segment(segno + 1).path, O_RDWR);  // take it from the pool early
     }
   }
   f.close();

@@ -35,6 +35,8 @@ struct BenchArgs {
   std::string json;
   std::vector<int> clients;
   double commit_seconds = 3;
+  std::string switch_segment_size = "1MB";
+  int switch_boundaries = 64;
   SettingsOptions settings;
 };
 
@@ -65,8 +67,8 @@ void print_rows(const std::vector<Row>& rows, const std::string& phase, const st
 }
 
 void print_switch_rows(const std::vector<Row>& rows, const BenchSettings& s) {
-  fmt::print("\nAppends across segment boundaries ({} pwrite + fdatasync), microseconds per append:\n",
-             format_size(s.write_size));
+  fmt::print("\nAppends across {} segment boundaries ({} segments, {} pwrite + fdatasync), microseconds per append:\n",
+             s.switch_boundaries, format_size(s.switch_segment_size), format_size(s.write_size));
   fmt::print("  {:<9} {:<9} {:<16} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "config", "appends", "method", "n",
              "p50", "p99", "p99.9", "max");
   for (const Row& r : rows)
@@ -184,6 +186,9 @@ BenchSettings make_settings(const BenchArgs& a) {
   for (int c : s.clients)
     if (c < 1) throw std::invalid_argument("--clients: each count must be at least 1");
   s.commit_seconds = a.commit_seconds;
+  s.switch_segment_size = parse_size_option("--switch-segment-size", a.switch_segment_size);
+  check_segment_size(s.switch_segment_size);
+  s.switch_boundaries = a.switch_boundaries;
   return s;
 }
 
@@ -263,6 +268,9 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
   cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")->delimiter(',');
   cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row");
+  cmd->add_option("--switch-segment-size", a->switch_segment_size, "phase switch: segment size (default 1MB)");
+  cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (at least 8)")
+      ->check(CLI::Range(8, 100000));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });
 });
