@@ -11,23 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "walseg/owned_fd.h"
+
 namespace walseg {
 
 class Directory {
  public:
-  Directory() = default;
-  Directory(Directory&& other) noexcept;
-  Directory& operator=(Directory&& other) noexcept;
-  Directory(const Directory&) = delete;
-  Directory& operator=(const Directory&) = delete;
-  ~Directory();
+  Directory() = default;  // moves and closing come from OwnedFd
 
   /// Opens an existing directory (O_DIRECTORY). With create=true a missing directory (and its
   /// missing parents) is created first with mode 0700. Throws Error("open").
   static Directory open(const std::string& path, bool create = false);
 
-  int fd() const noexcept { return fd_; }
-  const std::string& path() const noexcept { return path_; }
+  int fd() const noexcept { return fd_.fd(); }
+  const std::string& path() const noexcept { return fd_.path(); }
   /// path() + "/" + name.
   std::string path_of(const std::string& name) const;
 
@@ -55,8 +52,7 @@ class Directory {
   std::vector<Entry> list() const;
 
  private:
-  int fd_ = -1;
-  std::string path_;
+  OwnedFd fd_;
 };
 
 }  // namespace walseg

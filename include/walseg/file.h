@@ -18,25 +18,23 @@
 #include <cstdint>
 #include <string>
 
+#include "walseg/owned_fd.h"
+
 namespace walseg {
 
 class File {
  public:
+  /// Moves and destruction come from OwnedFd; the destructor closes without checking (use
+  /// close() where the result matters).
   File() = default;
-  File(File&& other) noexcept;
-  File& operator=(File&& other) noexcept;
-  File(const File&) = delete;
-  File& operator=(const File&) = delete;
-  /// Closes without checking (use close() where the result matters).
-  ~File();
 
   /// open(2). flags as for open (O_CLOEXEC is always added); mode for O_CREAT, default 0600.
   /// Throws Error("open") naming the path.
   static File open(const std::string& path, int flags, mode_t mode = 0600);
 
-  bool is_open() const noexcept { return fd_ >= 0; }
-  int fd() const noexcept { return fd_; }
-  const std::string& path() const noexcept { return path_; }
+  bool is_open() const noexcept { return fd_.fd() >= 0; }
+  int fd() const noexcept { return fd_.fd(); }
+  const std::string& path() const noexcept { return fd_.path(); }
 
   /// Writes all n bytes at offset (bytes from the start of the file). Retries EINTR and short
   /// writes; throws Error("write") with "wrote X of N bytes" on failure.
@@ -63,9 +61,8 @@ class File {
   void close();
 
  private:
-  File(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  int fd_ = -1;
-  std::string path_;
+  File(int fd, std::string path) : fd_(fd, std::move(path)) {}
+  OwnedFd fd_;
 };
 
 }  // namespace walseg

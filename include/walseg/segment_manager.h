@@ -94,6 +94,11 @@ class SegmentManager {
   /// from a synchronous creation, or the preallocator's stored first error.
   ReadySegment next_segment(SegNo segno);
 
+  /// Segment `segno` if it is already complete and ready (made by the pool or recycled),
+  /// without creating it, waiting, or moving the write position: for a writer that opens its
+  /// next segment early. Never throws for an absent segment (nullopt).
+  std::optional<ReadySegment> peek_ready(SegNo segno) const;
+
   /// Segments below first_needed are no longer needed: recycle or remove them (see above).
   /// Throws walseg::Error from a rename, unlink or directory fsync (already-done work stays).
   void retire(SegNo first_needed);

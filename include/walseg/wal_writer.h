@@ -107,8 +107,10 @@ class WalWriter {
   struct OpenSegment {
     SegNo segno;
     File file;
-    bool synced = true;  ///< nothing written since its last sync
+    bool synced = true;     ///< nothing written since its last sync
+    bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
   };
+  void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);
   bool has_space_locked(Lsn end) const;
   void make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end);

@@ -20,24 +20,6 @@ namespace walseg {
 using io_detail::done;
 using io_detail::inject;
 
-Directory::Directory(Directory&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
-  other.fd_ = -1;
-}
-
-Directory& Directory::operator=(Directory&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    path_ = std::move(other.path_);
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-Directory::~Directory() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Directory Directory::open(const std::string& path, bool create) {
   if (create) {
     // Each missing component with mode 0700, as the header promises (and as PostgreSQL makes
@@ -58,31 +40,30 @@ Directory Directory::open(const std::string& path, bool create) {
   done("open", path, err);
   if (err != 0) throw dir_error(err, "open", path);
   Directory d;
-  d.fd_ = fd;
-  d.path_ = path;
+  d.fd_ = OwnedFd(fd, path);
   return d;
 }
 
-std::string Directory::path_of(const std::string& name) const { return path_ + "/" + name; }
+std::string Directory::path_of(const std::string& name) const { return path() + "/" + name; }
 
 void Directory::fsync() {
   int err = inject("dir_fsync");
-  if (err == 0 && ::fsync(fd_) != 0) err = errno;
-  done("dir_fsync", path_, err);
-  if (err != 0) throw dir_error(err, "fsync", path_);
+  if (err == 0 && ::fsync(fd()) != 0) err = errno;
+  done("dir_fsync", path(), err);
+  if (err != 0) throw dir_error(err, "fsync", path());
 }
 
 void Directory::rename_noreplace(const std::string& from, const std::string& to) {
   int err = inject("rename");
   if (err == 0 &&
-      ::syscall(SYS_renameat2, fd_, from.c_str(), fd_, to.c_str(), RENAME_NOREPLACE) != 0) {
+      ::syscall(SYS_renameat2, fd(), from.c_str(), fd(), to.c_str(), RENAME_NOREPLACE) != 0) {
     err = errno;
     // Filesystems without RENAME_NOREPLACE (some network and FUSE ones) say EINVAL; link()
     // refuses an existing target just the same, so link then unlink the old name.
     if (err == EINVAL) {
       err = 0;
-      if (::linkat(fd_, from.c_str(), fd_, to.c_str(), 0) != 0) err = errno;
-      if (err == 0 && ::unlinkat(fd_, from.c_str(), 0) != 0) err = errno;
+      if (::linkat(fd(), from.c_str(), fd(), to.c_str(), 0) != 0) err = errno;
+      if (err == 0 && ::unlinkat(fd(), from.c_str(), 0) != 0) err = errno;
     }
   }
   done("rename", path_of(to), err);
@@ -94,7 +75,7 @@ void Directory::rename_noreplace(const std::string& from, const std::string& to)
 
 bool Directory::unlink(const std::string& name, bool missing_ok) {
   int err = inject("unlink");
-  if (err == 0 && ::unlinkat(fd_, name.c_str(), 0) != 0) err = errno;
+  if (err == 0 && ::unlinkat(fd(), name.c_str(), 0) != 0) err = errno;
   done("unlink", path_of(name), err);
   if (err == ENOENT && missing_ok) return false;
   if (err != 0) throw file_error(err, "remove", path_of(name));
@@ -103,17 +84,17 @@ bool Directory::unlink(const std::string& name, bool missing_ok) {
 
 bool Directory::exists(const std::string& name) const {
   struct stat st;
-  return ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+  return ::fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 std::vector<Directory::Entry> Directory::list() const {
-  int dfd = ::openat(fd_, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) throw dir_error(errno, "open", path_);
+  int dfd = ::openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) throw dir_error(errno, "open", path());
   DIR* dir = ::fdopendir(dfd);
   if (dir == nullptr) {
     int e = errno;
     ::close(dfd);
-    throw dir_error(e, "open", path_);
+    throw dir_error(e, "open", path());
   }
   std::vector<Entry> out;
   errno = 0;
@@ -121,13 +102,13 @@ std::vector<Directory::Entry> Directory::list() const {
     std::string name = de->d_name;
     if (name == "." || name == "..") continue;
     struct stat st;
-    bool regular = ::fstatat(fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+    bool regular = ::fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
     out.push_back(Entry{std::move(name), regular});
     errno = 0;
   }
   int e = errno;
   ::closedir(dir);
-  if (e != 0) throw dir_error(e, "read", path_);
+  if (e != 0) throw dir_error(e, "read", path());
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return out;
 }

@@ -17,24 +17,6 @@ namespace walseg {
 using io_detail::done;
 using io_detail::inject;
 
-File::File(File&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
-  other.fd_ = -1;
-}
-
-File& File::operator=(File&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = other.fd_;
-    path_ = std::move(other.path_);
-    other.fd_ = -1;
-  }
-  return *this;
-}
-
-File::~File() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 File File::open(const std::string& path, int flags, mode_t mode) {
   int err = inject("open");
   int fd = -1;
@@ -75,18 +57,18 @@ void File::pwritev_all(const struct iovec* iov_in, int iovcnt, std::uint64_t off
         part.push_back({iov[i].iov_base, l});
         budget -= l;
       }
-      r = ::pwritev(fd_, part.data(), static_cast<int>(part.size()),
+      r = ::pwritev(fd(), part.data(), static_cast<int>(part.size()),
                     static_cast<off_t>(offset + written));
       if (r < 0) err = errno;
     }
-    done(name, path_, err);
+    done(name, path(), err);
     if (err == EINTR) continue;
     if (err != 0)
-      throw file_error(err, "write to", path_,
+      throw file_error(err, "write to", path(),
                        fmt::format("; wrote {} of {} bytes at offset {}", written, total, offset),
                        offset + written);
     if (r == 0)  // no progress and no error: treat as disk full, as PostgreSQL does
-      throw file_error(ENOSPC, "write to", path_,
+      throw file_error(ENOSPC, "write to", path(),
                        fmt::format("; wrote {} of {} bytes at offset {}", written, total, offset),
                        offset + written);
     std::size_t adv = static_cast<std::size_t>(r);
@@ -106,12 +88,12 @@ std::size_t File::pread(void* buf, std::size_t n, std::uint64_t offset) {
     int err = inject("pread", &n);
     ssize_t r = -1;
     if (err == 0) {
-      r = ::pread(fd_, buf, n, static_cast<off_t>(offset));
+      r = ::pread(fd(), buf, n, static_cast<off_t>(offset));
       if (r < 0) err = errno;
     }
-    done("pread", path_, err);
+    done("pread", path(), err);
     if (err == EINTR) continue;
-    if (err != 0) throw file_error(err, "read", path_, fmt::format(" at offset {}", offset), offset);
+    if (err != 0) throw file_error(err, "read", path(), fmt::format(" at offset {}", offset), offset);
     return static_cast<std::size_t>(r);
   }
 }
@@ -128,54 +110,53 @@ void sync_call(int fd, const std::string& path, bool data_only) {
 }
 }  // namespace
 
-void File::fsync() { sync_call(fd_, path_, false); }
-void File::fdatasync() { sync_call(fd_, path_, true); }
+void File::fsync() { sync_call(fd(), path(), false); }
+void File::fdatasync() { sync_call(fd(), path(), true); }
 
 void File::ftruncate(std::uint64_t size_bytes) {
   int err = inject("ftruncate");
   if (err == 0) {
     int r;
     do {
-      r = ::ftruncate(fd_, static_cast<off_t>(size_bytes));
+      r = ::ftruncate(fd(), static_cast<off_t>(size_bytes));
     } while (r != 0 && errno == EINTR);
     if (r != 0) err = errno;
   }
-  done("ftruncate", path_, err);
+  done("ftruncate", path(), err);
   if (err != 0)
-    throw file_error(err, "truncate", path_, fmt::format(" to {} bytes", size_bytes), size_bytes);
+    throw file_error(err, "truncate", path(), fmt::format(" to {} bytes", size_bytes), size_bytes);
 }
 
 struct stat File::stat() {
   struct stat st{};
   int err = inject("fstat");
-  if (err == 0 && ::fstat(fd_, &st) != 0) err = errno;
-  done("fstat", path_, err);
-  if (err != 0) throw file_error(err, "stat", path_);
+  if (err == 0 && ::fstat(fd(), &st) != 0) err = errno;
+  done("fstat", path(), err);
+  if (err != 0) throw file_error(err, "stat", path());
   return st;
 }
 
 int File::try_fallocate(int mode, std::uint64_t offset, std::uint64_t len) noexcept {
   int err = inject("fallocate");
-  if (err == 0 && ::fallocate(fd_, mode, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0)
+  if (err == 0 && ::fallocate(fd(), mode, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0)
     err = errno;
-  done("fallocate", path_, err);
+  done("fallocate", path(), err);
   return err;
 }
 
 void File::advise_dontneed() noexcept {
-  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
-  done("fadvise", path_, 0);
+  ::posix_fadvise(fd(), 0, 0, POSIX_FADV_DONTNEED);
+  done("fadvise", path(), 0);
 }
 
 void File::close() {
-  if (fd_ < 0) return;
+  if (!is_open()) return;
   int err = inject("close");
-  int fd = fd_;
-  fd_ = -1;
+  int fd = fd_.release();
   // close(2) is never retried: on Linux the descriptor is gone even when it reports EINTR.
   if (::close(fd) != 0 && err == 0) err = errno;
-  done("close", path_, err);
-  if (err != 0) throw file_error(err, "close", path_);
+  done("close", path(), err);
+  if (err != 0) throw file_error(err, "close", path());
 }
 
 }  // namespace walseg

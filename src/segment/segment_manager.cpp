@@ -182,6 +182,19 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   return seg;
 }
 
+std::optional<ReadySegment> SegmentManager::peek_ready(SegNo segno) const {
+  std::lock_guard lk(mu_);
+  auto it = existing_.find(segno);
+  if (it == existing_.end() || in_progress_.count(segno)) return std::nullopt;
+  ReadySegment seg;
+  seg.timeline = timeline_;
+  seg.segno = segno;
+  seg.name = segment_file_name(timeline_, segno, cfg_.segment_size_bytes);
+  seg.path = dir_.path_of(seg.name);
+  seg.recycled = it->second;
+  return seg;
+}
+
 std::size_t SegmentManager::ready_ahead_locked() const {
   return static_cast<std::size_t>(std::count_if(existing_.begin(), existing_.end(),
                                                 [&](const auto& e) { return e.first > position_; }));

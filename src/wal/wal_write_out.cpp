@@ -67,9 +67,9 @@ void WalWriter::write_upto(Lsn target, bool sync) {
   // made that commit's fdatasync measurably slower on ext4.
   SegNo current = segno_of_lsn(snap == 0 ? 0 : snap - 1, seg);
   std::erase_if(segments_, [&](const std::unique_ptr<OpenSegment>& s) { return s->segno + 1 < current; });
-  // Past half of the segment, take the next one from the pool and open it now, so that the
-  // commit crossing the boundary does no hand-off work (bench phase `switch`).
-  if (segment_offset(snap, seg) >= seg / 2) segment_for(current + 1);
+  // Past half of the segment, open the next one if the pool has it ready, so that the commit
+  // crossing the boundary does no hand-off work (bench phase `switch`).
+  if (segment_offset(snap, seg) >= seg / 2) open_next_early(current + 1);
 }
 
 }  // namespace walseg

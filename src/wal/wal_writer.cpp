@@ -170,12 +170,34 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
 }
 
 WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
-  for (auto& s : segments_)
-    if (s->segno == segno) return *s;
+  for (auto& s : segments_) {
+    if (s->segno != segno) continue;
+    if (!s->announced) {  // opened early: now the writer really moves into it
+      mgr_.next_segment(segno);
+      s->announced = true;
+      ++io_counters_.segment_switches;
+    }
+    return *s;
+  }
   ReadySegment rs = mgr_.next_segment(segno);
   segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, File::open(rs.path, open_flags(cfg_.sync_method))}));
   ++io_counters_.segment_switches;
   return *segments_.back();
+}
+
+// Opens segment `segno` now if the pool already has it ready, so the commit that crosses into
+// it does no hand-off work. Best effort: if it is not ready or cannot be opened, the switch
+// does it at the boundary as usual and reports any error there.
+void WalWriter::open_next_early(SegNo segno) {
+  for (auto& s : segments_)
+    if (s->segno == segno) return;
+  std::optional<ReadySegment> rs = mgr_.peek_ready(segno);
+  if (!rs) return;
+  try {
+    segments_.push_back(std::make_unique<OpenSegment>(
+        OpenSegment{segno, File::open(rs->path, open_flags(cfg_.sync_method)), true, false}));
+  } catch (const Error&) {
+  }
 }
 
 void WalWriter::flush(Lsn lsn) {
