@@ -241,8 +241,9 @@ if command -v strace >/dev/null; then
   check "C01 endless EINTR: names the method" contains "$ERR" "by posix_fallocate"
   check "C01 endless EINTR: says how many attempts ($attempts)" \
     contains "$ERR" "gave up after $attempts interrupted attempts"
+  # The only write allowed is the PID into the directory's lock file (walseg.lock).
   check "C01 endless EINTR: no silent fallback (no writes)" \
-    test "$(grep -cE '^[0-9]+ +pwrite' "$WORK/c01b.strace")" -eq 0
+    test "$(grep -E '^[0-9]+ +pwrite' "$WORK/c01b.strace" | grep -cvE '(pwrite64\([0-9]+, |iov_base=)"[0-9]+\\n"')" -eq 0
   check "C01 endless EINTR: no final name" test "$(count_segnames "$d")" -eq 0
   check "C01 endless EINTR: no xlogtemp left" test "$(count_temps "$d")" -eq 0
 else

@@ -25,7 +25,10 @@ namespace walseg {
 class Wal {
  public:
   /// Opens (creating if needed) the WAL in `dir` with `config`. Throws walseg::Error from the
-  /// manager, recovery or writer set-up. Corruption before the end is not thrown: the writer
+  /// manager, recovery or writer set-up, and (EINVAL) before touching anything when the
+  /// directory's WAL was written with another segment size, block size or in append mode
+  /// under a full-size init method, or holds a full-size segment-named file walseg did not
+  /// make (invariant 6): changing a setting must never cost acknowledged records. Corruption before the end is not thrown: the writer
   /// resumes after the last valid record and recovery() says what was found (as PostgreSQL
   /// does after a crash), so check recovery().corruption where that matters.
   static std::unique_ptr<Wal> open(const std::string& dir, const Config& config, TimeLineId timeline = 1);

@@ -21,7 +21,7 @@ int fallocate_chunked(File& file, int mode, std::uint64_t size_bytes, std::uint6
     int err = file.try_fallocate(mode, offset, len);
     if (err == EINTR) {
       ++*eintr_retries;
-      if (++interrupted_in_a_row > kMaxEintrRetries) return EINTR;
+      if (++interrupted_in_a_row >= kMaxEintrRetries) return EINTR;
       chunk = std::max(block_bytes, chunk / 2);
       continue;
     }

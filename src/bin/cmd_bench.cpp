@@ -15,6 +15,7 @@
 #include "command.h"
 #include "settings_options.h"
 #include "walseg/auto_method.h"
+#include "walseg/error.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
@@ -56,12 +57,12 @@ std::string cell(double v) { return v > 0 ? fmt::format("{:.0f}", v) : "-"; }
 
 void print_rows(const std::vector<Row>& rows, const std::string& phase, const std::string& title) {
   fmt::print("\n{}\n", title);
-  fmt::print("  {:<20} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used",
+  fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used", "n",
              "median", "p90", "p99", "max", "ops/s", "allocated", "note");
   for (const Row& r : rows) {
     if (r.phase != phase) continue;
-    fmt::print("  {:<20} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
-               r.method_used, cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
+    fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
+               r.method_used, r.lat.n, cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
                cell(r.lat.max), fmt::format("{:.1f}", r.ops_per_s), r.allocated_bytes, r.note);
   }
 }
@@ -107,6 +108,9 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
     if (const Row* w = method_row(rows, "write", name); w && (!fast || w->lat.median < fast->lat.median)) fast = w;
   }
   fmt::print("\nVerdict for this filesystem\n");
+  if (!method_row(rows, "create", std::string(to_string(s.methods.front()))) ||
+      !method_row(rows, "write", std::string(to_string(s.methods.front()))))
+    fmt::print("  (the verdict needs the create and write phases)\n");
   if (cheap) {
     fmt::print("  cheapest creation: {} ({} us median per segment)\n", cheap->method, cell(cheap->lat.median));
     v["cheapest_creation"] = cheap->method;
@@ -176,7 +180,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   for (const auto& m : a.methods) {
     InitMethod im = parse_method_option(m);
     if (im == InitMethod::kAuto) throw std::invalid_argument("--methods: auto is not a method to measure");
-    s.methods.push_back(im);
+    if (std::find(s.methods.begin(), s.methods.end(), im) == s.methods.end()) s.methods.push_back(im);
   }
   if (s.methods.empty())
     for (std::size_t i = 0; i < kInitMethodNames.size(); ++i)
@@ -185,6 +189,9 @@ BenchSettings make_settings(const BenchArgs& a) {
   if (!a.clients.empty()) s.clients = a.clients;
   for (int c : s.clients)
     if (c < 1) throw std::invalid_argument("--clients: each count must be at least 1");
+  if (a.commit_seconds <= 0) throw std::invalid_argument("--commit-seconds must be greater than 0");
+  if (s.write_bytes < s.write_size)
+    throw std::invalid_argument(fmt::format("--write-bytes must be at least --write-size ({})", format_size(s.write_size)));
   s.commit_seconds = a.commit_seconds;
   s.switch_segment_size = parse_size_option("--switch-segment-size", a.switch_segment_size);
   check_segment_size(s.switch_segment_size);
@@ -198,6 +205,12 @@ void run_bench(const BenchArgs& a) {
   for (const auto& p : phases)
     if (std::find(kPhases.begin(), kPhases.end(), p) == kPhases.end())
       throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
+  // A JSON file that cannot be written should not cost the whole run first.
+  if (!a.json.empty()) {
+    std::ofstream probe(a.json, std::ios::app);
+    if (!probe)
+      throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
+  }
   // Always a directory of our own, so cleanup never removes anything the user had.
   std::string parent = a.dir.empty() ? std::string(".") : a.dir;
   std::string root = fmt::format("{}/walseg-bench-{}", parent, ::getpid());
@@ -249,7 +262,7 @@ void run_bench(const BenchArgs& a) {
     out["verdict"] = v;
     std::ofstream f(a.json);
     f << out.dump(2) << "\n";
-    if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\"", a.json));
+    if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", a.json, errno_text(errno)));
   }
 }
 

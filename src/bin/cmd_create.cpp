@@ -6,6 +6,8 @@
 #include "command.h"
 #include "settings_options.h"
 #include "tool_util.h"
+#include "walseg/dir_lock.h"
+#include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
@@ -31,11 +33,16 @@ void run_create(const CreateArgs& a) {
   if (cfg.init_method == InitMethod::kAuto)
     throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
   Directory dir = Directory::open(a.dir, true);
+  // Like every writer of a WAL directory: one process at a time, and leftovers of a crash
+  // (temp files, wrong-size segments) dealt with before anything new is made.
+  DirLock lock = DirLock::acquire(dir);
+  bool append = cfg.init_method == InitMethod::kNone || cfg.init_method == InitMethod::kFallocateKeepSize;
+  scan_wal_directory(dir, cfg.segment_size_bytes, append);
   AllocOptions opts{.method = cfg.init_method, .fallback = cfg.fallocate_fallback};
-  fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
   for (int i = 0; i < a.count; ++i) {
     std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), cfg.segment_size_bytes);
     CreateReport r = create_segment(dir, name, cfg.segment_size_bytes, opts);
+    if (i == 0) fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
     fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", name, to_string(r.alloc.used),
                r.alloc.size_bytes, r.alloc.allocated_bytes, r.times.total_us);
   }
@@ -46,10 +53,10 @@ RegisterCommand reg("create", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("create", "create segments durably by one init method");
   cmd->add_option("--dir", args->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--method", args->method, "init method (default: walseg.init_method)");
-  cmd->add_option("--count", args->count, "number of segments")->check(CLI::PositiveNumber);
+  cmd->add_option("--count", args->count, "number of segments")->check(CLI::Range(1, 1000000));
   cmd->add_option("--segment-size", args->segment_size, "segment size, e.g. 16MB (default: walseg.segment_size)");
   cmd->add_option("--timeline", args->timeline, "timeline id (decimal)")->check(CLI::Range(1u, 0xFFFFFFFFu));
-  cmd->add_option("--start", args->start, "first segment number");
+  cmd->add_option("--start", args->start, "first segment number")->check(CLI::Range(SegNo{0}, SegNo{0xFFFFFFFFFFFFFF}));
   add_settings_options(*cmd, args->settings);
   cmd->callback([args] { run_create(*args); });
 });

@@ -3,6 +3,12 @@
 
 #include "command.h"
 #include "settings_options.h"
+#include <fcntl.h>
+
+#include "walseg/dir_lock.h"
+#include "walseg/directory.h"
+#include "walseg/file.h"
+#include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
 #include "walseg/wal_reader.h"
 
@@ -23,8 +29,34 @@ WalReaderOptions reader_options(const ReadArgs& a) {
   return o;  // sizes and system identifier are read from the first long page header
 }
 
+// Reading while a writer works on the directory would see its half-written tail as damage:
+// take the writer's lock, so that either the writer or the reader has it.
+DirLock lock_for_reading(const std::string& path) {
+  Directory dir = Directory::open(path);
+  return DirLock::acquire(dir);
+}
+
+// Segments that were created but never written carry no long header to learn sizes from:
+// that is an empty WAL, not an error.
+bool no_wal_written(const std::string& path, TimeLineId tli) {
+  Directory dir = Directory::open(path);
+  for (const auto& e : dir.list()) {
+    if (!e.is_regular || e.name.size() != kSegmentNameLength) continue;
+    if (e.name.compare(0, 8, timeline_hex(tli)) != 0) continue;
+    File f = File::open(dir.path_of(e.name), O_RDONLY);
+    std::byte b[2] = {};
+    if (f.pread(b, 2, 0) == 2 && (b[0] != std::byte{0} || b[1] != std::byte{0})) return false;
+  }
+  return true;
+}
+
 // One line per record, in pg_waldump's layout.
 void run_dump(const ReadArgs& a) {
+  DirLock lock = lock_for_reading(a.dir);
+  if (no_wal_written(a.dir, a.timeline)) {
+    fmt::print("no WAL records in \"{}\" (no segment of timeline {} has been written)\n", a.dir, a.timeline);
+    return;
+  }
   WalReader r = WalReader::open(a.dir, reader_options(a));
   if (!a.start.empty()) {
     auto lsn = parse_lsn(a.start);
@@ -46,6 +78,12 @@ void run_dump(const ReadArgs& a) {
 }
 
 void run_recover(const ReadArgs& a) {
+  DirLock lock = lock_for_reading(a.dir);
+  if (no_wal_written(a.dir, a.timeline)) {
+    fmt::print("end of WAL: none (no segment of timeline {} in \"{}\" has been written)\nrecords: 0\ncorruption: no\n",
+               a.timeline, a.dir);
+    return;
+  }
   RecoveryResult res = find_end_of_wal(a.dir, reader_options(a));
   fmt::print("end of WAL: {}\n", format_lsn(res.end_lsn));
   fmt::print("last record: {}\n", format_lsn(res.last_record_lsn));

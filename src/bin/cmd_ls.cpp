@@ -8,6 +8,8 @@
 #include "command.h"
 #include "settings_options.h"
 #include "tool_util.h"
+#include "walseg/auto_method.h"
+#include "walseg/dir_lock.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
@@ -32,7 +34,8 @@ std::string describe(const WalFileInfo& info, const struct stat& st, const Confi
       if (size == cfg.segment_size_bytes) return fmt::format("segment, timeline {}", info.timeline);
       if (append_mode(cfg.init_method) && size < cfg.segment_size_bytes)
         return fmt::format("segment (append mode, {} bytes written), timeline {}", size, info.timeline);
-      return fmt::format("wrong size: {} bytes, expected {}", size, cfg.segment_size_bytes);
+      return fmt::format("wrong size: {} bytes, expected {} (another segment size? try --segment-size)", size,
+                         cfg.segment_size_bytes);
     case WalFileKind::kTempFile: return "temp leftover (removed at start)";
     case WalFileKind::kForeign: return "not walseg's";
     default: return std::string(to_string(info.kind));
@@ -50,8 +53,11 @@ void run_ls(const LsArgs& a) {
     if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       throw file_error(errno, "stat", dir.path_of(e.name));
     WalFileInfo info = classify_wal_file_name(e.name, cfg.segment_size_bytes);
+    std::string what = e.name == kLockFileName        ? "walseg's lock file"
+                       : e.name == kAutoCacheFileName ? "walseg's init_method = auto decision"
+                                                      : describe(info, st, cfg);
     fmt::print("{:<42} {:>12} {:>12}  {}\n", e.name, st.st_size,
-               static_cast<std::uint64_t>(st.st_blocks) * 512, describe(info, st, cfg));
+               static_cast<std::uint64_t>(st.st_blocks) * 512, what);
   }
 }
 

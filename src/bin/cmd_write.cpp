@@ -30,7 +30,8 @@ void run_write(const WriteArgs& a) {
   double elapsed = run.seconds;
   Summary s = summarize(run.us);
   WalWriterStats st = w.stats();
-  fmt::print("{} commits of {} bytes by {} clients in {:.2f} s: {:.0f} commits/s\n", s.n, size, a.clients,
+  fmt::print("{} commits of {} bytes by {} client{} in {:.2f} s: {:.0f} commits/s\n", s.n, size, a.clients,
+             a.clients == 1 ? "" : "s",
              elapsed, static_cast<double>(s.n) / elapsed);
   fmt::print("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
   fmt::print("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's sync), "
@@ -44,10 +45,11 @@ RegisterCommand reg("write", [](CLI::App& app) {
   auto a = std::make_shared<WriteArgs>();
   auto* cmd = app.add_subcommand("write", "append records with K clients, each commit flushed (group commit)");
   cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
-  cmd->add_option("--records", a->records, "records to write in total (ignored with --seconds)");
+  cmd->add_option("--records", a->records, "records to write in total (ignored with --seconds)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   cmd->add_option("--record-size", a->record_size, "payload bytes per record, e.g. 100 or 8kB");
   cmd->add_option("--clients", a->clients, "concurrent clients")->check(CLI::Range(1, 1024));
-  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records");
+  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records")->check(CLI::NonNegativeNumber);
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_write(*a); });
 });

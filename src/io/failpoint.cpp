@@ -35,7 +35,7 @@ constexpr ErrnoName kErrnoNames[] = {
     {"EOPNOTSUPP", EOPNOTSUPP}, {"ENOSYS", ENOSYS}, {"EBADF", EBADF}, {"EFBIG", EFBIG},
     {"ENOMEM", ENOMEM}, {"EAGAIN", EAGAIN},   {"EACCES", EACCES}, {"EPERM", EPERM},
     {"EEXIST", EEXIST}, {"ENOENT", ENOENT},   {"EDQUOT", EDQUOT}, {"EROFS", EROFS},
-    {"ECANCELED", ECANCELED}, {"EXDEV", EXDEV},
+    {"ECANCELED", ECANCELED}, {"EXDEV", EXDEV}, {"EMFILE", EMFILE}, {"ENFILE", ENFILE},
 };
 
 Error bad_spec(std::string_view entry, std::string_view why) {

@@ -2,6 +2,7 @@
 #include "walseg/segment_install.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -56,6 +57,26 @@ Error annotate(const Error& e, const std::string& final_path, std::uint64_t size
                e.offset());
 }
 
+// Removes what a failed creation left. Its own failure is reported, not thrown: the caller is
+// already throwing the error that matters, and the start-up scan removes a temp file later.
+void remove_half_made(Directory& dir, const std::string& name) {
+  try {
+    dir.unlink(name, true);
+  } catch (const Error& e) {
+    log(LogLevel::kWarning, fmt::format("{}; it is removed at the next start", e.what()));
+  }
+}
+
+// What stands under a name that create_segment was asked to make, for its EEXIST message.
+std::string what_is_there(const Directory& dir, const std::string& name) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return "an entry";
+  if (S_ISLNK(st.st_mode)) return "a symbolic link";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (!S_ISREG(st.st_mode)) return "a special file";
+  return fmt::format("a file of {} bytes", st.st_size);
+}
+
 }  // namespace
 
 CreateReport create_segment(Directory& dir, const std::string& final_name,
@@ -72,8 +93,9 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
                                  size_bytes, dir.path_of(final_name)));
   if (dir.exists(final_name))
     throw make_error(EEXIST, "create", dir.path_of(final_name),
-                     fmt::format("could not create segment \"{}\": file exists",
-                                 dir.path_of(final_name)));
+                     fmt::format("could not create segment \"{}\": file exists ({}); nothing is "
+                                 "replaced",
+                                 dir.path_of(final_name), what_is_there(dir, final_name)));
   std::uint64_t syscalls_before = io_trace::thread_syscalls();
   const std::string temp = next_temp_name();
   bool renamed = false;
@@ -108,18 +130,12 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
     failpoint::hit("create.after_dir_fsync");
   } catch (const Error& e) {
     // errno is already saved in e; cleanup failures must not replace the original error.
-    try {
-      dir.unlink(renamed ? final_name : temp, true);
-    } catch (const Error&) {
-    }
+    remove_half_made(dir, renamed ? final_name : temp);
     throw annotate(e, dir.path_of(final_name), size_bytes, method);
   } catch (...) {
     // A custom fill or a progress callback may throw anything (a cancelled background fill):
     // the half-made file must go all the same.
-    try {
-      dir.unlink(renamed ? final_name : temp, true);
-    } catch (const Error&) {
-    }
+    remove_half_made(dir, renamed ? final_name : temp);
     throw;
   }
   report.times.total_us = micros_since(t0);

@@ -64,9 +64,12 @@ class UringIo final : public WalIo {
       if (pending.empty() && !need_sync) return;
       need_sync = submit_round(f, pending, need_sync, c);
     }
+    std::size_t left = 0;
+    for (const Piece& p : pending) left += p.left;
     throw make_error(EIO, "write", f.path(),
-                     fmt::format("could not write to file \"{}\": io_uring made no progress after {} rounds",
-                                 f.path(), kMaxRounds));
+                     fmt::format("could not write to file \"{}\": io_uring writes were still {} bytes short "
+                                 "after {} rounds of resubmission",
+                                 f.path(), left, kMaxRounds));
   }
 
  private:

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "existing_wal.h"
 #include "walseg/log.h"
 
 namespace walseg {
@@ -23,6 +24,7 @@ std::uint64_t new_system_id() {
 }  // namespace
 
 std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, TimeLineId timeline) {
+  check_existing_wal(dir, config);
   std::unique_ptr<Wal> w(new Wal());
   SegmentManager::Options mo;
   mo.config = config;
