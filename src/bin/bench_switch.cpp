@@ -110,7 +110,8 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
     auto t0 = Clock::now();
     bool boundary = off + s.write_size > size;
     if (boundary) {
-      if (!next.is_open()) next = File::open(m.next_segment(segno + 1).path, O_RDWR);
+      ReadySegment rs = m.next_segment(segno + 1);  // tells the manager the writer moved on
+      if (!next.is_open()) next = File::open(rs.path, O_RDWR);
       ++segno;
       previous = std::move(f);  // closed after the first commit in the new segment
       f = std::move(next);
@@ -129,7 +130,7 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
     } else if (previous.is_open()) {
       previous.close();
     } else if (early_take && !next.is_open() && off >= size / 2) {
-      next = File::open(m.next_segment(segno + 1).path, O_RDWR);  // take it from the pool early
+      if (auto rs = m.peek_ready(segno + 1)) next = File::open(rs->path, O_RDWR);  // open it early
     }
   }
   f.close();
