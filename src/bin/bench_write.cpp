@@ -4,7 +4,7 @@
 // the pattern of a WAL writer with one client. A segment made sparse or by fallocate makes the
 // first write of each block also allocate or convert an unwritten extent, and the sync must
 // journal that (case C09); a zero-written or recycled segment does not; a plain append (none)
-// changes the file size with every commit. Rows run round-robin like the create phase.
+// changes the file size with every commit. Commits go round-robin over the methods' segments.
 #include <fcntl.h>
 
 #include <chrono>
@@ -72,6 +72,9 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
   std::vector<char> record(s.write_size, '\x5a');
   using Clock = std::chrono::steady_clock;
   for (SegNo i = 1; i <= static_cast<SegNo>(s.segments); ++i) {
+    // A fresh segment of every kind first, then their commits in turn, one each: a burst of
+    // noise from the rest of the machine then lands on every method alike.
+    std::vector<std::pair<std::string, File>> files;
     for (auto& se : series) {
       progress(s, "write", se.name, static_cast<int>(i), s.segments);
       std::string name;
@@ -84,15 +87,19 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
         se.note = r.alloc.fallback_reason;
         se.allocated = r.alloc.allocated_bytes;
       }
-      File f = File::open(se.dir.path_of(name), open_flags(s.config.sync_method));
-      for (std::uint64_t off = 0; off + s.write_size <= bytes; off += s.write_size) {
+      files.emplace_back(name, File::open(se.dir.path_of(name), open_flags(s.config.sync_method)));
+    }
+    for (std::uint64_t off = 0; off + s.write_size <= bytes; off += s.write_size)
+      for (std::size_t k = 0; k < series.size(); ++k) {
+        File& f = files[k].second;
         auto t0 = Clock::now();
         f.pwrite_all(record.data(), record.size(), off);
         sync(f, s.config.sync_method);
-        se.us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        series[k].us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
-      f.close();
-      se.dir.unlink(name);  // keeps the phase's disk use to one segment per method
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      files[k].second.close();
+      series[k].dir.unlink(files[k].first);  // keeps the phase's disk use to one segment per method
     }
   }
   std::vector<Row> rows;

@@ -133,8 +133,8 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
   }
   InitMethod both = decide_init_method(results);
   const Row* c = method_row(rows, "create", std::string(to_string(both)));
-  fmt::print("  both: walseg.init_method = {} (commits within 10% of the fastest; creation {} us median)\n",
-             to_string(both), cell(c->lat.median));
+  fmt::print("  both: walseg.init_method = {} (commits within {:.0f}% of the fastest; creation {} us median)\n",
+             to_string(both), kCommitTolerance * 100, cell(c->lat.median));
   v["both"] = to_string(both);
   return v;
 }

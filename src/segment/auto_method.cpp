@@ -31,37 +31,57 @@ double since_us(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
 }
 
-// Fill + fsync of one probe file, then first-pass commits into it. The probe file has a
-// temporary name, so a crash mid-probe leaves only what the start-up scan removes.
-ProbeResult probe(Directory& dir, const Config& cfg, InitMethod method) {
-  std::string name = temp_file_name(static_cast<std::uint32_t>(::getpid()), 999'000 + static_cast<int>(method));
-  std::string path = dir.path_of(name);
-  ProbeResult r;
+// The probe: every candidate's file is created (fill + fsync, timed), then the first-pass
+// commits go round-robin, one commit per file in turn, so that a burst of noise from the rest
+// of the machine lands on every method alike instead of deciding the outcome. The probe files
+// have temporary names, so a crash mid-probe leaves only what the start-up scan removes.
+struct ProbeFile {
+  std::string name;
+  File file;
+  ProbeResult result;
+  std::vector<double> commit_us;
+};
+
+std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
+  std::vector<ProbeFile> files;
+  auto remove_all = [&] {
+    for (auto& p : files) dir.unlink(p.name, true);
+  };
   try {
-    File f = File::open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    auto t0 = Clock::now();
-    AllocReport a = allocate_file(f, kProbeFileBytes, AllocOptions{.method = method, .fallback = cfg.fallocate_fallback});
-    f.fsync();
-    r.create_us = since_us(t0);
-    r.method = a.used;
-    std::vector<char> rec(kProbeCommitBytes, '\x5a');
-    std::vector<double> us;
-    for (std::uint64_t off = 0; off + rec.size() <= kProbeWriteBytes; off += rec.size()) {
-      auto t = Clock::now();
-      f.pwrite_all(rec.data(), rec.size(), off);
-      f.fdatasync();
-      us.push_back(since_us(t));
+    for (InitMethod m : kCandidates) {
+      ProbeFile p;
+      p.name = temp_file_name(static_cast<std::uint32_t>(::getpid()), 999'000 + static_cast<int>(m));
+      p.file = File::open(dir.path_of(p.name), O_RDWR | O_CREAT | O_TRUNC, 0600);
+      files.push_back(std::move(p));
+      auto t0 = Clock::now();
+      AllocReport a = allocate_file(files.back().file, kProbeFileBytes,
+                                    AllocOptions{.method = m, .fallback = cfg.fallocate_fallback});
+      files.back().file.fsync();
+      files.back().result.create_us = since_us(t0);
+      files.back().result.method = a.used;
     }
-    f.close();
-    std::sort(us.begin(), us.end());
-    r.commit_median_us = us[us.size() / 2];
-    r.commit_p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
+    std::vector<char> rec(kProbeCommitBytes, '\x5a');
+    for (std::uint64_t off = 0; off + rec.size() <= kProbeWriteBytes; off += rec.size())
+      for (auto& p : files) {
+        auto t = Clock::now();
+        p.file.pwrite_all(rec.data(), rec.size(), off);
+        p.file.fdatasync();
+        p.commit_us.push_back(since_us(t));
+      }
   } catch (...) {
-    dir.unlink(name, true);
+    remove_all();
     throw;
   }
-  dir.unlink(name, true);
-  return r;
+  std::vector<ProbeResult> out;
+  for (auto& p : files) {
+    p.file.close();
+    std::sort(p.commit_us.begin(), p.commit_us.end());
+    p.result.commit_median_us = p.commit_us[p.commit_us.size() / 2];
+    p.result.commit_p99_us = p.commit_us[std::min(p.commit_us.size() - 1, p.commit_us.size() * 99 / 100)];
+    out.push_back(p.result);
+  }
+  remove_all();
+  return out;
 }
 
 std::string fs_identity(const Directory& dir) {
@@ -126,7 +146,7 @@ InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
   for (const auto& r : results) best = std::min(best, r.commit_median_us);
   const ProbeResult* pick = nullptr;
   for (const auto& r : results)
-    if (r.commit_median_us <= best * 1.10 && (!pick || r.create_us < pick->create_us)) pick = &r;
+    if (r.commit_median_us <= best * (1 + kCommitTolerance) && (!pick || r.create_us < pick->create_us)) pick = &r;
   return pick->method;
 }
 
@@ -134,14 +154,15 @@ AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
   std::string identity = fs_identity(dir);
   if (auto cached = read_cache(dir, identity)) return *cached;
   AutoDecision d;
-  for (InitMethod m : kCandidates) d.probes.push_back(probe(dir, cfg, m));
+  d.probes = probe_all(dir, cfg);
   d.method = decide_init_method(d.probes);
   std::string numbers;
   for (const auto& p : d.probes)
     numbers += fmt::format("{}{}: create {:.0f} us, commit median {:.0f} us p99 {:.0f} us",
                            numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
                            p.commit_median_us, p.commit_p99_us);
-  d.reason = fmt::format("fastest commits (median within 10% of the best), then cheapest creation, on {}: {}",
+  d.reason = fmt::format("fastest commits (median within {:.0f}% of the best), then cheapest creation, on {}: {}",
+                         kCommitTolerance * 100,
                          identity, numbers);
   write_cache(dir, identity, d);
   log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
