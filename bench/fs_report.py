@@ -93,7 +93,7 @@ def plot(work, docs, phase, field, title, png):
             f.write(m + " " + " ".join(vals) + "\n")
     series = f"'{dat}' using 2:xtic(1) title columnhead" + "".join(
         f", '' using {i + 2} title columnhead" for i in range(1, len(names)))
-    script = f"""set terminal pngcairo size 1200,600
+    script = f"""set terminal pngcairo size 1200,600 noenhanced
 set output '{os.path.join(work, png)}'
 set title '{title}'
 set style data histogram
