@@ -7,8 +7,10 @@
 //   pooled    the background preallocator creates segments ahead by the init method;
 //   recycled  no creation at all: the pool is refilled only by recycling retired segments,
 //             the quiet reference.
-// A checkpointer thread retires the previous segment after each switch, as PostgreSQL's
-// checkpointer would, so retirement stays off the writer's path in every configuration.
+// A checkpointer thread retires the previous segment once the writer is a quarter into the
+// next one, as PostgreSQL's checkpointer would at some point of its own, so retirement stays
+// off the writer's path in every configuration and its directory fsync is not made to land on
+// the boundary commit itself (a checkpoint is not synchronised with segment switches).
 #include <fcntl.h>
 
 #include <chrono>
@@ -104,6 +106,7 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
   File next, previous;  // the writer's hand-off, as WalWriter does it (wal_write_out.cpp)
   // Unpooled models PostgreSQL without a recycled segment: the segment is made at the boundary.
   const bool early_take = name != "unpooled";
+  bool retired = true;  // whether the segments before the current one were handed to retire
   std::uint64_t off = 0;
   Checkpointer ckpt(m);
   for (int crossed = 0; crossed <= boundaries;) {
@@ -124,11 +127,14 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
     (boundary ? run.boundary : run.ordinary).push_back(us);
     off += s.write_size;
     if (boundary) {
-      ckpt.post(segno);
+      retired = false;
       ++crossed;
       progress(s, "switch", name, crossed, boundaries + 1);
     } else if (previous.is_open()) {
       previous.close();
+    } else if (!retired && off >= size / 4) {
+      ckpt.post(segno);
+      retired = true;
     } else if (early_take && !next.is_open() && off >= size / 2) {
       if (auto rs = m.peek_ready(segno + 1)) next = File::open(rs->path, O_RDWR);  // open it early
     }
