@@ -97,6 +97,18 @@ BOOST_AUTO_TEST_CASE(just_outside_twenty_percent_does_not_count_as_fast) {
   BOOST_TEST(name(decide_init_method(r)) == "zero_write");
 }
 
+BOOST_AUTO_TEST_CASE(creations_within_a_millisecond_tie_and_go_to_the_candidate_order) {
+  // btrfs-like: every method commits alike and the metadata-only ones create in about a
+  // millisecond; which of them is cheapest is noise, so the fixed order decides.
+  std::vector<ProbeResult> r = {probe(InitMethod::kNone, 500, 880),
+                                probe(InitMethod::kSparse, 870, 760),
+                                probe(InitMethod::kPosixFallocate, 1400, 860),
+                                probe(InitMethod::kZeroWrite, 12000, 890)};
+  BOOST_TEST(name(decide_init_method(r)) == "posix_fallocate");
+  r.push_back(probe(InitMethod::kFallocateKeepSize, 200, 800));  // 1400 > 200 + 1000: out
+  BOOST_TEST(name(decide_init_method(r)) == "sparse");
+}
+
 BOOST_AUTO_TEST_CASE(decision_does_not_depend_on_the_order_of_the_results) {
   std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 90000, 100),
                                 probe(InitMethod::kPosixFallocate, 500, 105),

@@ -30,6 +30,11 @@ inline constexpr std::uint64_t kProbeCommitBytes = 8192;
 /// file written (zero_write, glibc_emulation, a recycled file) commit alike, and the 128
 /// first-pass commits of a probe on a shared machine differ by 10-20% from noise alone.
 inline constexpr double kCommitTolerance = 0.20;
+/// Creations within this many microseconds of the cheapest count as equally cheap: creation
+/// runs in the background, and sub-millisecond differences between the metadata-only methods
+/// are noise. Ties go to the first method in the candidate order (zero_write,
+/// posix_fallocate, glibc_emulation, sparse, fallocate_keep_size, none).
+inline constexpr double kCreateSlackUs = 1000;
 
 /// One candidate's measurements, microseconds.
 struct ProbeResult {
@@ -46,7 +51,8 @@ struct AutoDecision {
   std::vector<ProbeResult> probes;
 };
 
-/// The rule: fastest commit median within kCommitTolerance, then cheapest creation. `results` must not be
+/// The rule: fastest commit median within kCommitTolerance, then cheapest creation within
+/// kCreateSlackUs, then the candidate order. `results` must not be
 /// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
 InitMethod decide_init_method(const std::vector<ProbeResult>& results);
 

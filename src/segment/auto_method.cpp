@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <vector>
 
@@ -144,10 +145,17 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
 InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
   double best = results.front().commit_median_us;
   for (const auto& r : results) best = std::min(best, r.commit_median_us);
-  const ProbeResult* pick = nullptr;
+  double cheapest = std::numeric_limits<double>::infinity();
   for (const auto& r : results)
-    if (r.commit_median_us <= best * (1 + kCommitTolerance) && (!pick || r.create_us < pick->create_us)) pick = &r;
-  return pick->method;
+    if (r.commit_median_us <= best * (1 + kCommitTolerance)) cheapest = std::min(cheapest, r.create_us);
+  // Among the equally fast and equally cheap, the first in kCandidates order: methods that
+  // reserve space come before those that do not, and the order never depends on noise.
+  for (InitMethod m : kCandidates)
+    for (const auto& r : results)
+      if (r.method == m && r.commit_median_us <= best * (1 + kCommitTolerance) &&
+          r.create_us <= cheapest + kCreateSlackUs)
+        return m;
+  return results.front().method;  // unreachable: the fastest result always qualifies
 }
 
 AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
