@@ -2,6 +2,7 @@
 // PostgreSQL as plain values, its checks, and the library's log messages queued for elog.
 // Nothing here includes a PostgreSQL header; every entry point is noexcept and catches all.
 #include "bridge.h"
+#include "bridge_internal.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,8 @@
 
 namespace {
 
+using walseg::bridge::copy_text;
+using walseg::bridge::guarded;
 using walseg::guc::SettingDef;
 
 // PostgreSQL keeps the name and description pointers it is given for the life of the process,
@@ -59,13 +62,6 @@ const SettingDef* def_at(int index) {
   auto defs = walseg::guc::walseg_settings();
   if (index < 0 || static_cast<std::size_t>(index) >= defs.size()) return nullptr;
   return &defs[static_cast<std::size_t>(index)];
-}
-
-void copy_text(char* out, std::size_t len, std::string_view text) {
-  if (len == 0) return;
-  std::size_t n = std::min(len - 1, text.size());
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
 }
 
 WalsegGucUnit to_c(walseg::guc::Unit u) {
@@ -167,37 +163,25 @@ const char* walseg_guc_enum_option(int index, int option, int* value) noexcept {
 }
 
 bool walseg_guc_check_int(int index, int64_t value, char* reason, size_t len) noexcept {
-  try {
+  return guarded(reason, len, [&]() -> bool {
     const SettingDef* def = def_at(index);
     auto* spec = def ? std::get_if<walseg::guc::IntSpec>(&def->spec) : nullptr;
     if (!spec || !spec->check) return true;
     const char* why = spec->check(value);
     if (why) copy_text(reason, len, why);
     return why == nullptr;
-  } catch (const std::exception& e) {
-    copy_text(reason, len, e.what());
-    return false;
-  } catch (...) {
-    copy_text(reason, len, "unknown error in check");
-    return false;
-  }
+  });
 }
 
 bool walseg_guc_check_string(int index, const char* value, char* reason, size_t len) noexcept {
-  try {
+  return guarded(reason, len, [&]() -> bool {
     const SettingDef* def = def_at(index);
     auto* spec = def ? std::get_if<walseg::guc::StringSpec>(&def->spec) : nullptr;
     if (!spec || !spec->check) return true;
     const char* why = spec->check(value ? value : "");
     if (why) copy_text(reason, len, why);
     return why == nullptr;
-  } catch (const std::exception& e) {
-    copy_text(reason, len, e.what());
-    return false;
-  } catch (...) {
-    copy_text(reason, len, "unknown error in check");
-    return false;
-  }
+  });
 }
 
 int walseg_guc_cross_check(const char* const* names, const char* const* values, int n, char* out,
@@ -252,18 +236,12 @@ bool walseg_bridge_next_log(WalsegLogLevel* level, char* buf, size_t len) noexce
 }
 
 bool walseg_bridge_arm_failpoints(bool* armed, char* why, size_t len) noexcept {
-  try {
+  return guarded(why, len, [&]() -> bool {
     const char* env = std::getenv("WALSEG_FAILPOINTS");
     *armed = env != nullptr && *env != '\0';
     if (*armed) walseg::failpoint::arm_from_string(env);
     return true;
-  } catch (const std::exception& e) {
-    copy_text(why, len, e.what());
-    return false;
-  } catch (...) {
-    copy_text(why, len, "unknown error");
-    return false;
-  }
+  });
 }
 
 }  // extern "C"

@@ -36,6 +36,20 @@ inline void check_cancel(const WalsegCancel& c) {
   if ((c.flag1 && *c.flag1) || (c.flag2 && *c.flag2)) throw Canceled();
 }
 
+/// Runs f (returning bool) and turns any exception into `false` with its text in why[len]:
+/// the one place where the text-returning entry points stop C++ exceptions. Never throws.
+template <typename F>
+bool guarded(char* why, std::size_t len, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    copy_text(why, len, e.what());
+  } catch (...) {
+    copy_text(why, len, "unknown error");
+  }
+  return false;
+}
+
 /// Fills *err from the exception being handled (call only inside a catch block). Never throws.
 void set_error(WalsegErr* err) noexcept;
 

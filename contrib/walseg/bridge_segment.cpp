@@ -87,6 +87,7 @@ ScratchDir::~ScratchDir() {
 namespace {
 
 using walseg::bridge::copy_text;
+using walseg::bridge::guarded;
 using walseg::bridge::set_error;
 
 walseg::InitMethod method_of(int m) {
@@ -149,7 +150,7 @@ bool walseg_lib_segment_name(uint32_t tli, uint64_t segno, uint64_t segment_size
 
 bool walseg_lib_parse_segment_name(const char* name, uint64_t segment_size, uint32_t* tli,
                                uint64_t* segno, char* why, size_t len) noexcept {
-  try {
+  return guarded(why, len, [&]() -> bool {
     if (auto n = walseg::parse_segment_file_name(name, segment_size)) {
       *tli = n->timeline;
       *segno = n->segno;
@@ -166,13 +167,7 @@ bool walseg_lib_parse_segment_name(const char* name, uint64_t segment_size, uint
       copy_text(why, len, fmt::format("This is the name of a {}, not of a segment.",
                                       walseg::to_string(info.kind)));
     return false;
-  } catch (const std::exception& e) {
-    copy_text(why, len, e.what());
-    return false;
-  } catch (...) {
-    copy_text(why, len, "unknown error");
-    return false;
-  }
+  });
 }
 
 uint64_t walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size, uint64_t min_size,
