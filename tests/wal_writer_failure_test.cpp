@@ -72,6 +72,18 @@ void check_failed_state(WalWriter& w, const Error& first, Lsn flushed_before) {
   BOOST_TEST(w.stats().syncs == syncs);        // no sync was retried
 }
 
+// Fills segment 1 to within 10 kB of its end and flushes (*flushed gets the durable end), then
+// appends 30 kB more without flushing, so the next flush writes into segments 1 and 2.
+// Returns the insert position after the last record.
+Lsn straddle_segment_boundary(WalWriter& w, Lsn* flushed) {
+  while (w.insert_lsn() % kSegBytes < kSegBytes - 10000) w.append(seq_payload(0, 3000));
+  w.flush(w.insert_lsn());
+  *flushed = w.flushed_lsn();
+  Lsn end = 0;
+  for (int i = 0; i < 10; ++i) end = w.append(seq_payload(1, 3000));
+  return end;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(wal_writer_failure, FailureFixture)
@@ -122,11 +134,8 @@ BOOST_AUTO_TEST_CASE(C14_FsyncMethodFailsWithEIO_ErrorNamesFsyncAndTheWriterStay
 BOOST_AUTO_TEST_CASE(C14_SyncOfTheSecondSegmentOfAFlushFails_ErrorNamesThatSegment) {
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
-  while (w.insert_lsn() % kSegBytes < kSegBytes - 10000) w.append(seq_payload(0, 3000));
-  w.flush(w.insert_lsn());
-  const Lsn flushed = w.flushed_lsn();
-  Lsn end = 0;
-  for (int i = 0; i < 10; ++i) end = w.append(seq_payload(1, 3000));
+  Lsn flushed = 0;
+  const Lsn end = straddle_segment_boundary(w, &flushed);
   BOOST_REQUIRE(end / kSegBytes == 2);
   failpoint::arm("fdatasync", errno_spec(EIO, 2));  // segment 1 syncs, segment 2 fails
   Error first = thrown_by([&] { w.flush(end); });
@@ -209,11 +218,8 @@ BOOST_AUTO_TEST_CASE(RingFullWriteOutFailsWithENOSPC_AppendThrowsAndTheWriterSta
 BOOST_AUTO_TEST_CASE(SegmentSwitchCannotOpenTheNextSegment_FlushThrowsAndTheWriterStaysFailed) {
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
-  while (w.insert_lsn() % kSegBytes < kSegBytes - 10000) w.append(seq_payload(0, 3000));
-  w.flush(w.insert_lsn());
-  const Lsn flushed = w.flushed_lsn();
-  Lsn end = 0;
-  for (int i = 0; i < 10; ++i) end = w.append(seq_payload(1, 3000));
+  Lsn flushed = 0;
+  const Lsn end = straddle_segment_boundary(w, &flushed);
   failpoint::arm("open", errno_spec(EACCES));  // segment 2 is created now (no pool)
   Error first = thrown_by([&] { w.flush(end); });
   BOOST_TEST(first.errnum() == EACCES);
