@@ -43,7 +43,9 @@ data="$work/data"
 log="$work/server.log"
 port=55470   # the socket lives in $work, so the port cannot clash with another server
 
-run() { "${AS_USER[@]}" "$@"; }
+# From "/": the unprivileged user may not be able to enter the directory ctest runs in (a
+# clone under a mode-0700 directory), and every path given to these commands is absolute.
+run() { (cd / && "${AS_USER[@]}" "$@"); }
 psql_() { run "$bindir/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d postgres "$@"; }
 fail() { echo "crash_test: FAILED: $*"; echo "---- end of $log"; tail -n 30 "$log"; echo "work directory kept: $work"; exit 1; }
 
