@@ -204,7 +204,9 @@ BOOST_AUTO_TEST_CASE(RingFullWriteOutFailsWithENOSPC_AppendThrowsAndTheWriterSta
   WalWriter& w = wal->writer();
   w.flush(w.append(seq_payload(0, 100)));
   const Lsn flushed = w.flushed_lsn();
+  // The ring-full write-out is one pwritev when it takes pages from both buffers, else pwrite.
   failpoint::arm("pwrite", errno_spec(ENOSPC));
+  failpoint::arm("pwritev", errno_spec(ENOSPC));
   Error first = thrown_by([&] {
     for (int i = 0; i < 100; ++i) w.append(seq_payload(1 + i, 4000));
   });

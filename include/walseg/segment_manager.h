@@ -56,6 +56,11 @@ struct ReadySegment {
   std::string name;
   std::string path;
   bool recycled = false;       ///< renamed from an old segment: holds stale bytes (invariant 5)
+  /// Made by this manager with a method that leaves a full-size file reading as zeros
+  /// (zero_write, posix_fallocate, glibc_emulation, sparse) and never written since: a writer
+  /// may write just its new bytes, relying on zeros after them. False for recycled segments
+  /// and for those found at open, which may hold bytes of an earlier life.
+  bool zeroed = false;
   bool stalled = false;        ///< the pool did not have it ready
   std::uint64_t wait_us = 0;   ///< time next_segment spent waiting or creating
 };
@@ -159,6 +164,7 @@ class SegmentManager {
   TimeLineId timeline_;
   SegNo position_ = 0;                          ///< last segment handed out
   std::map<SegNo, bool> existing_;              ///< complete segments of timeline_ (-> recycled)
+  std::set<SegNo> zeroed_;                      ///< of existing_, those ReadySegment::zeroed
   std::set<SegmentName, bool (*)(const SegmentName&, const SegmentName&)> others_;  ///< other timelines
   std::set<SegNo> in_progress_;                 ///< names being created or recycled into
   std::optional<Error> error_;

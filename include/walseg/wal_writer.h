@@ -49,6 +49,7 @@ class WalIo;  // the pwrite or io_uring backend (src/wal/wal_io.h)
 /// Write-side counters (kept under the writer's write lock).
 struct WalIoCounters {
   std::uint64_t writes = 0;
+  std::uint64_t bytes_written = 0;
   std::uint64_t short_writes = 0;
   std::uint64_t syncs = 0;
   std::uint64_t flushes = 0;
@@ -68,6 +69,9 @@ struct WalWriterStats {
   std::uint64_t records = 0;
   std::uint64_t bytes_inserted = 0;   ///< WAL bytes including headers and padding
   std::uint64_t writes = 0;           ///< write calls or write SQEs issued
+  /// Bytes handed to those writes. A commit into a segment the manager zero-filled writes just
+  /// its new bytes; elsewhere the last page is written whole (see ReadySegment::zeroed).
+  std::uint64_t bytes_written = 0;
   std::uint64_t short_writes = 0;     ///< writes that transferred less than asked, completed
   std::uint64_t syncs = 0;            ///< syncs issued (one per segment file per flush)
   std::uint64_t flushes = 0;          ///< flush() calls that did the writing
@@ -109,6 +113,7 @@ class WalWriter {
     File file;
     bool synced = true;     ///< nothing written since its last sync
     bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
+    bool zeroed = false;    ///< reads as zeros past what this writer wrote (ReadySegment::zeroed)
   };
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);
@@ -125,7 +130,6 @@ class WalWriter {
   EncoderParams params_;
   std::size_t pages_;                 ///< ring size in pages
   std::byte* ring_ = nullptr;         ///< pages_ * block_size, page-aligned
-  std::byte* staging_ = nullptr;      ///< copy of the partial last page being written
   std::unique_ptr<WalIo> io_;
 
   mutable std::mutex insert_mu_;      ///< guards insert_, prev_, stats_ (insert side)

@@ -80,7 +80,10 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
     }
     std::lock_guard lk(mu_);
     in_progress_.erase(*target);
-    if (tli == timeline_) existing_[*target] = true;
+    if (tli == timeline_) {
+      existing_[*target] = true;
+      zeroed_.erase(*target);
+    }
     ++recycled_;
     recycle_.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     done_cv_.notify_all();
@@ -107,6 +110,7 @@ void SegmentManager::retire(SegNo first_needed) {
     // Taken out of the books first, so the pool never hands out a segment being retired.
     for (auto it = existing_.begin(); it != existing_.end() && it->first < first_needed;) {
       victims.push_back(SegmentName{timeline_, it->first});
+      zeroed_.erase(it->first);
       it = existing_.erase(it);
     }
     for (auto it = others_.begin(); it != others_.end();) {

@@ -117,7 +117,12 @@ CreateReport SegmentManager::create(const Job& job, bool background) {
 
 void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
   in_progress_.erase(job.segno);
-  if (job.timeline == timeline_) existing_[job.segno] = false;
+  if (job.timeline == timeline_) {
+    existing_[job.segno] = false;
+    if (r.alloc.used == InitMethod::kZeroWrite || r.alloc.used == InitMethod::kPosixFallocate ||
+        r.alloc.used == InitMethod::kGlibcEmulation || r.alloc.used == InitMethod::kSparse)
+      zeroed_.insert(job.segno);
+  }
   else others_.insert(SegmentName{job.timeline, job.segno});
   ++created_by_method_[std::string(to_string(r.alloc.used))];
   create_.add(static_cast<double>(r.times.total_us));
@@ -152,6 +157,7 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   throw_stored_error_locked();
   if (auto it = existing_.find(segno); it != existing_.end()) {
     seg.recycled = it->second;
+    seg.zeroed = zeroed_.erase(segno) != 0;  // handed out: from now on it holds WAL
     seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
     if (waited) {
       seg.stalled = true;
@@ -175,6 +181,7 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   lk.lock();
   record_created_locked(job, r);
   done_cv_.notify_all();
+  seg.zeroed = zeroed_.erase(segno) != 0;
   seg.stalled = true;
   seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
   ++stalls_;
@@ -192,6 +199,7 @@ std::optional<ReadySegment> SegmentManager::peek_ready(SegNo segno) const {
   seg.name = segment_file_name(timeline_, segno, cfg_.segment_size_bytes);
   seg.path = dir_.path_of(seg.name);
   seg.recycled = it->second;
+  seg.zeroed = zeroed_.count(segno) != 0;
   return seg;
 }
 
@@ -213,6 +221,7 @@ void SegmentManager::set_timeline(TimeLineId tli) {
   // candidates like any old segment, so recycling renames them onto the new timeline.
   for (const auto& [segno, recycled] : existing_) others_.insert(SegmentName{timeline_, segno});
   existing_.clear();
+  zeroed_.clear();
   for (auto it = others_.begin(); it != others_.end();) {
     if (it->timeline == tli) {
       existing_.emplace(it->segno, false);

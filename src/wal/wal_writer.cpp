@@ -48,8 +48,7 @@ WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
     throw make_error(EINVAL, "create WAL writer", manager.directory().path(),
                      fmt::format("invalid resume position {}", format_lsn(start)));
   ring_ = alloc_pages(pages_ * cfg_.block_size_bytes);
-  staging_ = alloc_pages(cfg_.block_size_bytes);
-  std::vector<struct iovec> bufs = {{ring_, pages_ * cfg_.block_size_bytes}, {staging_, cfg_.block_size_bytes}};
+  std::vector<struct iovec> bufs = {{ring_, pages_ * cfg_.block_size_bytes}};
   io_ = cfg_.io_method == IoMethod::kIoUring ? make_uring_io(cfg_.sync_method, bufs)
                                              : make_pwrite_io(cfg_.sync_method);
   insert_ = start;
@@ -61,7 +60,6 @@ WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
 
 WalWriter::~WalWriter() {
   std::free(ring_);
-  std::free(staging_);
 }
 
 std::byte* WalWriter::slot(Lsn page_lsn) {
@@ -106,6 +104,7 @@ WalWriterStats WalWriter::stats() const {
   std::lock_guard lk(insert_mu_);
   WalWriterStats s = stats_;
   s.writes = io_counters_.writes;
+  s.bytes_written = io_counters_.bytes_written;
   s.short_writes = io_counters_.short_writes;
   s.syncs = io_counters_.syncs;
   s.flushes = io_counters_.flushes;
@@ -180,7 +179,8 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
-  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, File::open(rs.path, open_flags(cfg_.sync_method))}));
+  segments_.push_back(std::make_unique<OpenSegment>(
+      OpenSegment{segno, File::open(rs.path, open_flags(cfg_.sync_method)), true, true, rs.zeroed}));
   ++io_counters_.segment_switches;
   return *segments_.back();
 }
@@ -195,7 +195,7 @@ void WalWriter::open_next_early(SegNo segno) {
   if (!rs) return;
   try {
     segments_.push_back(std::make_unique<OpenSegment>(
-        OpenSegment{segno, File::open(rs->path, open_flags(cfg_.sync_method)), true, false}));
+        OpenSegment{segno, File::open(rs->path, open_flags(cfg_.sync_method)), true, false, rs->zeroed}));
   } catch (const Error&) {
   }
 }
