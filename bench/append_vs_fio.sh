@@ -2,44 +2,60 @@
 # Single-writer commit rate of walseg's WAL writer against two references measured in the same
 # run on the same filesystem: fio (ioengine io_uring, 8 kB writes, fdatasync after each, into a
 # zero-filled file of one segment's size) and pg_test_fsync's "one 8kB write" fdatasync row.
+# The three are interleaved for ROUNDS rounds and compared by their medians, because on a
+# shared virtual disk one run of each moves by 20% from minute to minute.
 #
-# Usage: bench/append_vs_fio.sh [DIR] [SEGMENTS]   (DIR default: current directory)
+# Usage: bench/append_vs_fio.sh [DIR] [SEGMENTS] [ROUNDS]   (DIR default: current directory;
+#        SEGMENTS x 4 MB of 8 kB commits per walseg run, default 16; ROUNDS default 5)
 # Needs fio and PostgreSQL's pg_test_fsync (apt-get install fio postgresql-15).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 walseg=${WALSEG:-$here/../build/bin/walseg}
 dir=${1:-.}
-segments=${2:-4}
+segments=${2:-16}
+rounds=${3:-5}
 pgbin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 command -v fio >/dev/null || { echo "append_vs_fio.sh: fio missing (apt-get install fio)" >&2; exit 1; }
 [ -x "$pgbin/pg_test_fsync" ] || { echo "append_vs_fio.sh: $pgbin/pg_test_fsync missing" >&2; exit 1; }
 work=$(mktemp -d "$dir/append-vs-fio.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# walseg: one writer, 8 kB records each flushed, zero-filled 16 MB segments, both io methods.
-"$walseg" bench --dir "$work" --phases append --methods zero_write --segments "$segments" \
-  --json "$work/walseg.json" >"$work/walseg.txt"
-# fio: the same size of file, laid out with zeros first (overwrite=1), so it compares with
-# zero-filled segments; the same number of 8 kB commits as walseg's run.
 bytes=$((segments * 4 * 1024 * 1024))
-fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
-  --size=16M --io_size="$bytes" --overwrite=1 --fallocate=none --output-format=json >"$work/fio.json"
-# pg_test_fsync: its fdatasync row of "Compare file sync methods using one 8kB write".
-"$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 5 >"$work/pg_test_fsync.txt"
+for r in $(seq 1 "$rounds"); do
+  # walseg: one writer, 8 kB records each flushed, into zero-filled 16 MB segments made before
+  # the run, both io methods.
+  "$walseg" bench --dir "$work/w" --phases append --methods zero_write --segments "$segments" \
+    --json "$work/walseg.$r.json" >/dev/null
+  # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
+  # (overwrite=1), so it compares with zero-filled segments.
+  fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
+    --size=16M --io_size="$bytes" --overwrite=1 --fallocate=none --output-format=json >"$work/fio.$r.json"
+  rm -f "$work"/wal.*
+  # pg_test_fsync: its fdatasync row of "Compare file sync methods using one 8kB write".
+  "$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 1 >"$work/pg_test_fsync.$r.txt"
+  echo "round $r of $rounds done" >&2
+done
 
-python3 - "$work" <<'PY'
-import json, re, sys
-work = sys.argv[1]
-rows = json.load(open(f"{work}/walseg.json"))["rows"]
-ops = {r["io"]: r["ops_per_s"] for r in rows if r["phase"] == "append"}
-fio = json.load(open(f"{work}/fio.json"))["jobs"][0]["write"]["iops"]
-text = open(f"{work}/pg_test_fsync.txt").read()
-one = text.split("one 8kB write", 1)[1].split("Compare file sync methods using two", 1)[0]
-pg = float(re.search(r"fdatasync\s+([\d.]+) ops/sec", one).group(1))
-best = max(ops.values())
-print(f"walseg append (zero_write, 8kB records flushed one by one): pwrite {ops['pwrite']:.0f}/s, io_uring {ops['io_uring']:.0f}/s")
-print(f"fio io_uring 8kB write + fdatasync:                        {fio:.0f}/s")
-print(f"pg_test_fsync fdatasync, one 8kB write:                    {pg:.0f}/s")
-print(f"walseg io_uring / fio = {ops['io_uring'] / fio:.2f} (target >= 0.95)")
-print(f"walseg best / pg_test_fsync = {best / pg:.2f} (target >= 0.95)")
+python3 - "$work" "$rounds" <<'PY'
+import json, re, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+pw, ur, fio, pg = [], [], [], []
+for r in range(1, rounds + 1):
+    rows = json.load(open(f"{work}/walseg.{r}.json"))["rows"]
+    ops = {x["io"]: x["ops_per_s"] for x in rows if x["phase"] == "append"}
+    pw.append(ops["pwrite"]); ur.append(ops["io_uring"])
+    fio.append(json.load(open(f"{work}/fio.{r}.json"))["jobs"][0]["write"]["iops"])
+    text = open(f"{work}/pg_test_fsync.{r}.txt").read()
+    one = text.split("one 8kB write", 1)[1].split("Compare file sync methods using two", 1)[0]
+    pg.append(float(re.search(r"fdatasync\s+([\d.]+) ops/sec", one).group(1)))
+med = statistics.median
+fmt = lambda xs: " ".join(f"{x:.0f}" for x in xs)
+print(f"rounds: {rounds} (medians; every round listed)")
+print(f"walseg append pwrite   (zero_write, 8 kB records flushed one by one): {med(pw):.0f}/s  [{fmt(pw)}]")
+print(f"walseg append io_uring (zero_write, 8 kB records flushed one by one): {med(ur):.0f}/s  [{fmt(ur)}]")
+print(f"fio io_uring 8 kB write + fdatasync:                                  {med(fio):.0f}/s  [{fmt(fio)}]")
+print(f"pg_test_fsync fdatasync, one 8kB write:                               {med(pg):.0f}/s  [{fmt(pg)}]")
+best = max(med(pw), med(ur))
+print(f"walseg io_uring / fio = {med(ur) / med(fio):.2f} (target >= 0.95)")
+print(f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95)")
 PY

@@ -16,7 +16,11 @@ struct ClientRun {
 
 /// Runs `clients` threads until `commits` commits are done in total or, if seconds > 0,
 /// until that many seconds pass. Rethrows the first error a client met (walseg::Error).
+/// checkpoint_segment_bytes > 0 (the WAL's segment size): a checkpointer thread also calls
+/// truncate_before for every segment before the one being written once the writer is a
+/// quarter into it, as PostgreSQL's checkpoints do, so that with walseg.recycle = on the
+/// steady state runs on recycled segments instead of on a fill as fast as the WAL.
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
-                      double seconds);
+                      double seconds, std::uint64_t checkpoint_segment_bytes = 0);
 
 }  // namespace walseg::tool
