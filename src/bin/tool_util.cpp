@@ -47,6 +47,7 @@ Summary summarize(std::vector<double>& s) {
     std::size_t rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size())));
     return s[std::min(s.size() - 1, rank == 0 ? 0 : rank - 1)];
   };
+  r.p10 = pct(0.1);
   r.median = pct(0.5);
   r.p90 = pct(0.9);
   r.p99 = pct(0.99);

@@ -20,7 +20,7 @@ InitMethod parse_method_option(const std::string& text);
 /// Order statistics over samples (microseconds); the sample vector is sorted in place.
 struct Summary {
   std::size_t n = 0;
-  double median = 0, p90 = 0, p99 = 0, p999 = 0, max = 0, mean = 0;
+  double p10 = 0, median = 0, p90 = 0, p99 = 0, p999 = 0, max = 0, mean = 0;
 };
 Summary summarize(std::vector<double>& samples);
 

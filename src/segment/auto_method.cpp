@@ -77,6 +77,7 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
   for (auto& p : files) {
     p.file.close();
     std::sort(p.commit_us.begin(), p.commit_us.end());
+    p.result.commit_p10_us = p.commit_us[p.commit_us.size() / 10];
     p.result.commit_median_us = p.commit_us[p.commit_us.size() / 2];
     p.result.commit_p99_us = p.commit_us[std::min(p.commit_us.size() - 1, p.commit_us.size() * 99 / 100)];
     out.push_back(p.result);
@@ -119,7 +120,8 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
   j["reason"] = d.reason;
   for (const auto& p : d.probes)
     j["probes"].push_back({{"method", to_string(p.method)}, {"create_us", p.create_us},
-                           {"commit_median_us", p.commit_median_us}, {"commit_p99_us", p.commit_p99_us}});
+                           {"commit_p10_us", p.commit_p10_us}, {"commit_median_us", p.commit_median_us},
+                           {"commit_p99_us", p.commit_p99_us}});
   std::string text = j.dump(2) + "\n";
   std::string tmp = temp_file_name(static_cast<std::uint32_t>(::getpid()), 998'999);
   try {
@@ -143,18 +145,18 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
 }  // namespace
 
 InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
-  double best = results.front().commit_median_us;
-  for (const auto& r : results) best = std::min(best, r.commit_median_us);
+  double best = results.front().commit_p10_us;
+  for (const auto& r : results) best = std::min(best, r.commit_p10_us);
+  auto fast = [&](const ProbeResult& r) { return r.commit_p10_us <= best * (1 + kCommitTolerance); };
   double cheapest = std::numeric_limits<double>::infinity();
   for (const auto& r : results)
-    if (r.commit_median_us <= best * (1 + kCommitTolerance)) cheapest = std::min(cheapest, r.create_us);
+    if (fast(r)) cheapest = std::min(cheapest, r.create_us);
+  const double cheap_enough = std::max(cheapest + kCreateSlackUs, cheapest * kCreateSlackRatio);
   // Among the equally fast and equally cheap, the first in kCandidates order: methods that
   // reserve space come before those that do not, and the order never depends on noise.
   for (InitMethod m : kCandidates)
     for (const auto& r : results)
-      if (r.method == m && r.commit_median_us <= best * (1 + kCommitTolerance) &&
-          r.create_us <= cheapest + kCreateSlackUs)
-        return m;
+      if (r.method == m && fast(r) && r.create_us <= cheap_enough) return m;
   return results.front().method;  // unreachable: the fastest result always qualifies
 }
 
@@ -166,10 +168,10 @@ AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
   d.method = decide_init_method(d.probes);
   std::string numbers;
   for (const auto& p : d.probes)
-    numbers += fmt::format("{}{}: create {:.0f} us, commit median {:.0f} us p99 {:.0f} us",
+    numbers += fmt::format("{}{}: create {:.0f} us, commit p10 {:.0f} us median {:.0f} us p99 {:.0f} us",
                            numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
-                           p.commit_median_us, p.commit_p99_us);
-  d.reason = fmt::format("fastest commits (median within {:.0f}% of the best), then cheapest creation, on {}: {}",
+                           p.commit_p10_us, p.commit_median_us, p.commit_p99_us);
+  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
                          kCommitTolerance * 100,
                          identity, numbers);
   write_cache(dir, identity, d);
