@@ -96,6 +96,49 @@ BOOST_AUTO_TEST_CASE(zero_write_with_direct_io_on_a_disk_filesystem_uses_o_direc
   BOOST_TEST(r.direct_io);  // ext4 accepts O_DIRECT; a refusal would silently go buffered
 }
 
+BOOST_AUTO_TEST_CASE(zero_write_buffered_with_write_behind_starts_writeback_after_every_chunk) {
+  File f = create("wb");
+  AllocOptions o = options(InitMethod::kZeroWrite, {}, false);
+  o.write_behind = true;
+  o.write_chunk_bytes = 256 * 1024;
+  io_trace::start();
+  AllocReport r = allocate_file(f, kSize, o);
+  auto ev = io_trace::stop();
+  BOOST_TEST(!r.direct_io);
+  BOOST_TEST(count_ops(ev, "sync_file_range") == kSize / (256 * 1024));
+  // Every chunk's write comes before the writeback call that covers it.
+  std::size_t writes = 0, behind = 0;
+  for (const auto& e : ev) {
+    if (e.op == "pwritev" || e.op == "pwrite") ++writes;
+    if (e.op == "sync_file_range") BOOST_TEST(++behind == writes);
+  }
+  auto bytes = walseg_test::read_all(dir / "wb");
+  BOOST_TEST(static_cast<std::uint64_t>(std::count(bytes.begin(), bytes.end(), '\0')) == kSize);
+  BOOST_TEST(first_hole(dir / "wb") == static_cast<off_t>(kSize));
+}
+
+BOOST_AUTO_TEST_CASE(zero_write_write_behind_failure_names_the_path_and_the_call) {
+  File f = create("wbf");
+  AllocOptions o = options(InitMethod::kZeroWrite, {}, false);
+  o.write_behind = true;
+  o.write_chunk_bytes = kMiB;  // 16 chunks: the third one's writeback fails
+  failpoint::Spec s;
+  s.kind = failpoint::Kind::kErrno;
+  s.errnum = EIO;
+  s.nth = 3;
+  s.times = 1;
+  failpoint::arm("sync_file_range", s);
+  try {
+    allocate_file(f, kSize, o);
+    BOOST_FAIL("no error");
+  } catch (const Error& e) {
+    BOOST_TEST(e.errnum() == EIO);
+    BOOST_TEST(std::string(e.what()).find("could not start writeback of file \"" + (dir / "wbf")) == 0, e.what());
+    BOOST_TEST(std::string(e.what()).find("sync_file_range") != std::string::npos, e.what());
+  }
+  failpoint::disarm_all();
+}
+
 BOOST_AUTO_TEST_CASE(posix_fallocate_reserves_every_block_at_exact_size) {
   File f = create("pf");
   AllocReport r = allocate_file(f, kSize, options(InitMethod::kPosixFallocate));

@@ -157,19 +157,50 @@ uint64_t	walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size,
 typedef struct WalsegFill
 {
 	int			method_used;	/* after a fallback it differs from the method asked for */
-	uint64_t	fill_us;
+	uint64_t	fill_us;		/* includes paced_us */
 	uint64_t	fsync_us;
+	uint64_t	paced_us;		/* waited between chunks by pacing (WalsegPace) */
 	uint64_t	allocated_bytes;
 } WalsegFill;
+
+/* The preallocator's estimate of how fast PostgreSQL's insert position advances (the WAL
+ * consumption rate its fills are paced against, fill_pacing.h). Zero-initialise it; it is
+ * updated only by walseg_rate_observe and by a paced walseg_fill_temp. */
+typedef struct WalsegRate
+{
+	double		bytes_per_s;	/* the estimate; <= 0: unknown */
+	uint64_t	last_lsn;		/* insert position at the last sample */
+	double		last_s;			/* its time, seconds of the bridge's monotonic clock */
+	bool		primed;			/* last_lsn and last_s are set */
+} WalsegRate;
+
+/* Takes the insert position seen now into *rate (samples at most every 100 ms). */
+void		walseg_rate_observe(WalsegRate *rate, uint64_t insert_lsn) WALSEG_NOEXCEPT;
+
+/* Pacing of a background fill (fill_pacing.h): between chunks the fill calls insert_lsn,
+ * updates *rate and waits in slices of at most 10 ms, polling the cancel flags, until the
+ * chunk is due. insert_lsn is called from inside C++ frames, so it must not raise ERROR (or
+ * otherwise longjmp): GetXLogInsertRecPtr, a spinlock read, qualifies. */
+typedef struct WalsegPace
+{
+	uint64_t	(*insert_lsn) (void);
+	WalsegRate *rate;
+	uint64_t	target_lsn;		/* first byte of the segment being filled */
+} WalsegPace;
 
 /*
  * Creates `dir`/`temp_name` (O_EXCL, so a file already there is an error), brings it to
  * size_bytes by `method` (not auto) with `fallback`, fsyncs and closes it: steps 1-3 of the
  * installation protocol (segment_install.h). On any failure the temporary file is removed and
  * false returned with the reason. The caller installs it (walseg_install_temp).
+ * pace: NULL for a fill as fast as possible in 1 MiB chunks (walseg_prealloc(): someone
+ * waits for it); else zero_write goes in 256 kB buffered chunks with write-behind
+ * (bridge_segment.cpp, kPacedFillChunkBytes) and every writing method (zero_write, glibc_emulation) is paced
+ * at its progress points as described at WalsegPace (the preallocator).
  */
 bool		walseg_fill_temp(const char *dir, const char *temp_name, uint64_t size_bytes,
-							 int method, int fallback, WalsegCancel cancel, WalsegFill *out,
+							 int method, int fallback, WalsegCancel cancel,
+							 const WalsegPace *pace, WalsegFill *out,
 							 WalsegErr *err) WALSEG_NOEXCEPT;
 
 typedef enum WalsegInstall

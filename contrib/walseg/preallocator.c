@@ -14,8 +14,13 @@
  * retries after kRetryMs. A failure never stops the server or the worker. If an ERROR escapes
  * anyway (PostgreSQL itself raised it), the worker exits and the postmaster restarts it after
  * bgw_restart_time.
+ * Pacing: each poll also samples the insert position into `rate`, the WAL consumption rate
+ * (bytes/s) the fills are paced against: as the library's preallocator, a fill goes in small
+ * chunks spread over half the time until its segment is expected to be needed, because an
+ * unpaced fill makes concurrent commits' flushes wait behind its I/O (fill_pacing.h).
  * Shutdown: SIGTERM sets ShutdownRequestPending, which the library's fill polls between
- * chunks, so a fill in progress stops within milliseconds and its temporary file is removed.
+ * chunks and the pacing between sleeps of at most 10 ms, so a fill in progress stops within
+ * milliseconds and its temporary file is removed. A reload (SIGHUP) stops it the same way.
  */
 #include "walseg.h"
 
@@ -65,14 +70,14 @@ clear_worker_pid(int code, Datum arg)
 	set_worker_pid(0);
 }
 
-/* One round; returns how long to sleep before the next. */
+/* One round, paced against *rate; returns how long to sleep before the next. */
 static long
-top_up(void)
+top_up(WalsegRate *rate)
 {
 	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending};
 	WalsegAhead r;
 
-	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, &r);
+	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, rate, &r);
 	if (!r.in_recovery)
 		walseg_stats_ahead(r.ahead, r.target);
 	if (r.failed && r.err.canceled)
@@ -93,8 +98,10 @@ walseg_preallocator_main(Datum arg)
 {
 	long		sleep_ms = 0;
 	int			removed;
+	WalsegRate	rate;
 
 	(void) arg;
+	memset(&rate, 0, sizeof(rate));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
@@ -122,7 +129,8 @@ walseg_preallocator_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 			walseg_log_cross_check();
 		}
-		sleep_ms = top_up();
+		walseg_rate_observe(&rate, GetXLogInsertRecPtr());
+		sleep_ms = top_up(&rate);
 	}
 	proc_exit(0);
 }

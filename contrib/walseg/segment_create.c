@@ -22,6 +22,10 @@
  * and no further than recycle_horizon() estimates from min/max_wal_size and the WAL written
  * since the last checkpoint's redo.
  *
+ * Pacing: the preallocator's fills are paced against the rate the insert position advances
+ * (fill_pacing.h, as the library's preallocator); walseg_prealloc()'s are not, someone waits
+ * for them.
+ *
  * Segment size: PostgreSQL's wal_segment_size, always (walseg.segment_size is the tool's).
  * Error handling: a failure stops the round and is returned in WalsegAhead; callers decide
  * the level (LOG in the preallocator, ERROR in walseg_prealloc()). Nothing here raises ERROR
@@ -141,8 +145,20 @@ install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegEr
 }
 
 /*
+ * The pacing's view of the insert position, called by the bridge between fill chunks, that
+ * is, from inside C++ frames: it must not raise ERROR, and GetXLogInsertRecPtr (a spinlock
+ * read) does not.
+ */
+static uint64_t
+pace_insert_lsn(void)
+{
+	return GetXLogInsertRecPtr();
+}
+
+/*
  * Creates the file of segment `segno` on timeline `tli` in pg_wal unless it exists.
- * method: a resolved init method (not auto); cancel: flags that stop the fill; fill: what
+ * method: a resolved init method (not auto); cancel: flags that stop the fill; rate: the
+ * preallocator's consumption rate to pace the fill against, NULL for no pacing; fill: what
  * the fill did (method used after any fallback, times); err: the failure.
  * Outcomes: CREATE_DONE (installed; a failed directory fsync is logged and counted here),
  * CREATE_PRESENT, CREATE_SKIPPED (see install), or CREATE_FAILED with err filled (fill or
@@ -150,14 +166,15 @@ install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegEr
  * is gone in every case but CREATE_DONE.
  */
 static CreateOutcome
-create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegFill *fill,
-		   WalsegErr *err)
+create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegRate *rate,
+		   WalsegFill *fill, WalsegErr *err)
 {
 	char		final_name[MAXFNAMELEN];
 	char		temp_name[MAXFNAMELEN];
 	char		path[MAXPGPATH];
 	struct stat st;
 	CreateOutcome outcome;
+	WalsegPace	pace;
 
 	XLogFileName(final_name, tli, segno, wal_segment_size);
 	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
@@ -167,8 +184,12 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 	snprintf(path, sizeof(path), XLOGDIR "/%s", temp_name);
 	/* A leftover of this process (an earlier failure); PostgreSQL does the same. */
 	unlink(path);
+	pace.insert_lsn = pace_insert_lsn;
+	pace.rate = rate;
+	XLogSegNoOffsetToRecPtr(segno, 0, wal_segment_size, pace.target_lsn);
 	if (!walseg_fill_temp(XLOGDIR, temp_name, wal_segment_size, method,
-						  walseg_guc_fallocate_fallback(), cancel, fill, err))
+						  walseg_guc_fallocate_fallback(), cancel, rate ? &pace : NULL, fill,
+						  err))
 		return CREATE_FAILED;
 	outcome = install(temp_name, final_name, segno, err);
 	if (outcome != CREATE_DONE)
@@ -253,11 +274,12 @@ count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 
 /*
  * Makes sure the `want` segments after the current insert segment exist (bounded by the
- * horizon). Fills *r: how many were created, how many are present, the bounded target, and
+ * horizon). rate: NULL, or the consumption rate the fills are paced against (updated by
+ * them). Fills *r: how many were created, how many are present, the bounded target, and
  * the first failure, which ends the round.
  */
 void
-walseg_create_ahead(int want, WalsegCancel cancel, WalsegAhead *r)
+walseg_create_ahead(int want, WalsegCancel cancel, WalsegRate *rate, WalsegAhead *r)
 {
 	XLogRecPtr	insert;
 	XLogSegNo	first;
@@ -282,7 +304,7 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegAhead *r)
 	{
 		WalsegFill	fill;
 		TimestampTz start = GetCurrentTimestamp();
-		CreateOutcome outcome = create_one(tli, segno, method, cancel, &fill, &r->err);
+		CreateOutcome outcome = create_one(tli, segno, method, cancel, rate, &fill, &r->err);
 
 		if (outcome == CREATE_FAILED)
 			r->failed = true;
@@ -291,10 +313,14 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegAhead *r)
 			char		name[MAXFNAMELEN];
 			long		secs;
 			int			usecs;
+			uint64		us;
 
 			TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+			us = (uint64) secs * 1000000 + usecs;
+			/* The pacing's deliberate waits are not creation cost. */
+			us = us > fill.paced_us ? us - fill.paced_us : 0;
 			XLogFileName(name, tli, segno, wal_segment_size);
-			walseg_stats_created(fill.method_used, (uint64) secs * 1000000 + usecs, name);
+			walseg_stats_created(fill.method_used, us, name);
 			r->created++;
 		}
 		walseg_drain_library_log();

@@ -29,7 +29,8 @@
 typedef struct WalsegMethodStats
 {
 	uint64		created;
-	uint64		total_us;		/* fill + fsync + install, wall time */
+	uint64		total_us;		/* fill + fsync + install, wall time, without the
+								 * waits of the preallocator's pacing */
 	uint64		max_us;
 } WalsegMethodStats;
 
@@ -80,7 +81,8 @@ typedef struct WalsegAhead
 	WalsegErr	err;
 } WalsegAhead;
 
-extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegAhead *result);
+extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegRate *rate,
+								WalsegAhead *result);
 extern bool walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err);
 
 /* ---- preallocator.c ---- */

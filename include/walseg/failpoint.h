@@ -2,8 +2,8 @@
 //
 // Every syscall the library makes goes through src/io, and each wrapper first asks
 // failpoint::hit("<name>") whether it should pretend to fail. Names are the syscall names
-// ("open", "pwrite", "pwritev", "pread", "fsync", "fdatasync", "fallocate", "ftruncate",
-// "rename", "link", "unlink", "dir_fsync", "fstat", "close") plus step markers placed by higher
+// ("open", "pwrite", "pwritev", "pread", "fsync", "fdatasync", "sync_file_range", "fallocate",
+// "ftruncate", "rename", "link", "unlink", "dir_fsync", "fstat", "close") plus step markers placed by higher
 // layers ("create.after_open", "alloc.half_fill", "create.after_fill", "create.after_fsync",
 // "create.after_rename", "create.after_dir_fsync") where only `crash` makes sense.
 //

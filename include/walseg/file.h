@@ -46,6 +46,11 @@ class File {
 
   void fsync();      ///< fsync(2); throws Error("fsync")
   void fdatasync();  ///< fdatasync(2); throws Error("fdatasync")
+  /// sync_file_range(2) over [0, end) with SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE:
+  /// waits for writeback already under way there, then starts it for the pages still dirty.
+  /// Durability needs fsync still; this only keeps a writer's dirty data small (as RocksDB's
+  /// bytes_per_sync). Retries EINTR; throws Error("sync_file_range").
+  void write_behind(std::uint64_t end);
   void ftruncate(std::uint64_t size_bytes);
   struct stat stat();
 

@@ -46,7 +46,7 @@
 namespace walseg {
 
 /// Bytes per write of the preallocator's zero fill (see preallocator.cpp for why it is small).
-inline constexpr std::uint64_t kBackgroundFillChunkBytes = 64 * 1024;
+inline constexpr std::uint64_t kBackgroundFillChunkBytes = 16 * 1024;
 
 /// A segment handed to the writer: complete, exactly segment_size bytes (or empty in append
 /// mode), under a durable final name.

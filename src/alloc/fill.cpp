@@ -45,6 +45,7 @@ void write_zeros(File& f, std::uint64_t size_bytes, const AllocOptions& opts) {
     }
     f.pwritev_all(iov.data(), n, off);
     off += want;
+    if (opts.write_behind) f.write_behind(off);
     if (off * 2 >= size_bytes && (off - want) * 2 < size_bytes) failpoint::hit("alloc.half_fill");
     if (opts.on_progress) opts.on_progress(off, size_bytes);
   }
@@ -64,7 +65,9 @@ void zero_write(File& file, std::uint64_t size_bytes, const AllocOptions& opts, 
       if (e.errnum() != EINVAL) throw;
     }
     if (direct.is_open()) {
-      write_zeros(direct, size_bytes, opts);
+      AllocOptions o = opts;
+      o.write_behind = false;  // nothing is left in the page cache to write back
+      write_zeros(direct, size_bytes, o);
       direct.close();
       *used_direct = true;
       return;

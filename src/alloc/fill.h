@@ -15,7 +15,8 @@ int fallocate_chunked(File& file, int mode, std::uint64_t size_bytes, std::uint6
 
 /// Writes zeros over [0, size) with pwritev calls of opts.write_chunk_bytes made of
 /// kZeroWriteBufferBytes iovecs, calling opts.on_progress after each. With opts.direct_io tries
-/// an O_DIRECT descriptor of its own first; *used_direct tells which ran.
+/// an O_DIRECT descriptor of its own first; *used_direct tells which ran. Buffered, with
+/// opts.write_behind, each chunk's writeback is started after it (File::write_behind).
 void zero_write(File& file, std::uint64_t size_bytes, const AllocOptions& opts, bool* used_direct);
 
 /// glibc's posix_fallocate emulation: one zero byte at the end of every block of

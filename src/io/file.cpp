@@ -113,6 +113,19 @@ void sync_call(int fd, const std::string& path, bool data_only) {
 void File::fsync() { sync_call(fd(), path(), false); }
 void File::fdatasync() { sync_call(fd(), path(), true); }
 
+void File::write_behind(std::uint64_t end) {
+  int err = inject("sync_file_range");
+  if (err == 0) {
+    int r;
+    do {
+      r = ::sync_file_range(fd(), 0, static_cast<off_t>(end), SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE);
+    } while (r != 0 && errno == EINTR);
+    if (r != 0) err = errno;
+  }
+  done("sync_file_range", path(), err);
+  if (err != 0) throw file_error(err, "start writeback of", path(), " (sync_file_range)");
+}
+
 void File::ftruncate(std::uint64_t size_bytes) {
   int err = inject("ftruncate");
   if (err == 0) {

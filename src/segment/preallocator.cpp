@@ -9,7 +9,12 @@
 // arrives in small pieces the device interleaves with commits. Measured with `walseg bench
 // --phases switch` on ext4 (1 MiB segments): 64 kB chunks gave a pooled ordinary p99 of
 // ~1.3x the recycled reference, 256 kB ~2x, 1 MiB ~2.5x; the idle I/O priority class made
-// p99.9 worse (idle requests starve, then arrive in a burst), so it is not used.
+// p99.9 worse (idle requests starve, then arrive in a burst), so it is not used. 16 kB
+// chunks then brought the pooled boundary p99 from 1.5x the ordinary p99 (64 kB) to 0.8-1.1x
+// in quiet runs, with ordinary p99.9 unchanged (~650 us, about 2.1-2.3x recycled: the fill's
+// fsync and install once per segment, not the chunk size, set that tail); 8 kB was no better.
+// Buffered writes with write-behind (AllocOptions::write_behind, which the PostgreSQL
+// extension uses) gave a boundary p99 of 1.3-1.4x here.
 #include <chrono>
 #include <thread>
 
