@@ -217,6 +217,51 @@ BOOST_AUTO_TEST_CASE(Resume_InTheMiddleOfAPage_RecordsBeforeTheResumePointSurviv
   a.check_read_back(dir.path(), cfg);
 }
 
+BOOST_AUTO_TEST_CASE(Resume_AfterATornMultiPageRecord_ItsEarlierPagesAreClearedAndNoCorruptionIsReported) {
+  // Found by a break-it session: a kill in the middle of a 70000-byte record's write left its
+  // first pages (valid headers) after the end of WAL; the resumed writer rewrote only the page
+  // holding the end, so the next recovery found a valid page after its stop and reported
+  // corruption (walseg recover exit 2) although nothing flushed was damaged.
+  Appended a;
+  Lsn torn_start = 0, torn_end = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+    torn_start = wal->writer().insert_lsn();
+    torn_end = wal->writer().append(seq_payload(999, 70000));
+    wal->writer().flush(torn_end);
+  }
+  // The kill: the record's pages from its sixth on never reached the file.
+  const std::string seg = dir / segment_file_name(1, torn_start / kSegBytes, kSegBytes);
+  {
+    const Lsn hole = torn_start - torn_start % kBlockBytes + 5 * kBlockBytes;
+    const Lsn hole_end = torn_end - torn_end % kBlockBytes + kBlockBytes;
+    BOOST_REQUIRE(hole_end / kSegBytes == torn_start / kSegBytes);
+    File f = File::open(seg, O_RDWR);
+    std::vector<char> zeros(hole_end - hole, 0);
+    f.pwrite_all(zeros.data(), zeros.size(), hole % kSegBytes);
+    f.fdatasync();
+  }
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    BOOST_REQUIRE(wal->recovery().end_lsn == torn_start);
+    BOOST_REQUIRE(!wal->recovery().corruption);
+    wal->writer().flush(a.add(wal->writer(), 100));
+  }
+  WalContents got = read_wal(dir.path(), cfg);
+  BOOST_TEST_MESSAGE("reader stopped: " << describe(got.stop));
+  BOOST_TEST(!got.stop.corruption);
+  BOOST_TEST(got.stop.end_lsn == a.ends.back());
+  // The pages of the unfinished record after the resumed page are zeros now.
+  std::vector<char> bytes = read_all(seg);
+  const std::size_t first = (torn_start % kSegBytes) - (torn_start % kBlockBytes) + kBlockBytes;
+  BOOST_TEST(std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(first),
+                         bytes.begin() + static_cast<std::ptrdiff_t>(first + 4 * kBlockBytes),
+                         [](char c) { return c == 0; }));
+  a.check_read_back(dir.path(), cfg);
+}
+
 BOOST_AUTO_TEST_CASE(Resume_AtAPageBoundary_NextRecordStartsThereWithAPageHeader) {
   Appended a;
   {

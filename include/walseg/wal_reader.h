@@ -49,6 +49,7 @@ struct WalStop {
   Lsn failed_lsn = 0;        ///< the record (or position) that could not be read
   std::string path;          ///< segment file where the problem was detected
   std::uint64_t offset = 0;  ///< byte offset of the problem in that file
+  Lsn detected_page = 0;     ///< the page on which it was detected (look-ahead starts after it)
   std::string reason;        ///< what was found, in PostgreSQL's wording where it has one
   bool corruption = false;   ///< valid WAL follows (see above)
   std::string evidence;      ///< for corruption: what valid WAL was found after the stop
@@ -129,6 +130,7 @@ struct RecoveryResult {
   std::uint64_t records = 0;
   std::string stop_reason;  ///< reason, file and offset (and evidence, for corruption)
   bool corruption = false;  ///< valid WAL follows the stop (see above)
+  Lsn stop_page = 0;        ///< WalStop::detected_page: where the unreadable part was found
 };
 
 /// Reads every record from the start of the WAL in dir_path (or from `from`, as seek) and

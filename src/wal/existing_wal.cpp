@@ -74,4 +74,30 @@ void check_existing_wal(const std::string& dir_path, const Config& cfg) {
                                        system_ids.size(), fmt::join(system_ids, ", ")));
 }
 
+std::uint64_t clear_unfinished_record(const std::string& dir_path, const Config& cfg, TimeLineId tli,
+                                      Lsn end, Lsn stop_page) {
+  const std::uint64_t bs = cfg.block_size_bytes, seg = cfg.segment_size_bytes;
+  const std::vector<char> zeros(bs, 0);
+  std::uint64_t cleared = 0;
+  Lsn page = end - end % bs + bs;
+  while (page <= stop_page) {
+    const SegNo segno = segno_of_lsn(page, seg);
+    const Lsn seg_last = (segno + 1) * seg - bs;
+    const Lsn last = std::min(stop_page, seg_last);
+    const std::string path = dir_path + "/" + segment_file_name(tli, segno, seg);
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) {
+      File f = File::open(path, O_RDWR);
+      for (Lsn p = page; p <= last; p += bs) {
+        f.pwrite_all(zeros.data(), zeros.size(), segment_offset(p, seg));
+        ++cleared;
+      }
+      f.fdatasync();
+      f.close();
+    }
+    page = last + bs;
+  }
+  return cleared;
+}
+
 }  // namespace walseg

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "walseg/config.h"
+#include "walseg/segment_name.h"
 
 namespace walseg {
 
@@ -18,5 +19,17 @@ namespace walseg {
 ///  - segments carry more than one system identifier.
 /// A missing directory or one without segments passes. Throws walseg::Error on read errors.
 void check_existing_wal(const std::string& dir_path, const Config& cfg);
+
+/// After a crash, the pages of an unfinished record: those after the page holding `end` (the
+/// end of WAL that recovery found, where the writer resumes) up to and including `stop_page`
+/// (where recovery found the record unreadable). A writer killed in the middle of a write
+/// leaves the first pages of a record spanning several, with valid page headers; the resumed
+/// writer rewrites only the page holding `end` before its next flush, so a later recovery
+/// found them after its new end and reported corruption where there was none. Overwrites
+/// them with zeros and fdatasyncs each file (nothing there was ever flushed: recovery stopped
+/// before it). Returns the number of pages zeroed; segments that do not exist are skipped.
+/// Throws walseg::Error on I/O errors.
+std::uint64_t clear_unfinished_record(const std::string& dir_path, const Config& cfg, TimeLineId tli,
+                                      Lsn end, Lsn stop_page);
 
 }  // namespace walseg

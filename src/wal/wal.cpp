@@ -50,6 +50,15 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, Tim
     log(LogLevel::kLog, fmt::format("WAL in \"{}\": {} records, resuming at {}{}", dir, w->recovery_.records,
                                     format_lsn(w->recovery_.end_lsn),
                                     w->recovery_.corruption ? "; corruption found: " + w->recovery_.stop_reason : ""));
+    // A torn tail's earlier pages (never flushed) must not outlive the resume. With corruption
+    // the pages after the stop are left as they are, for whoever investigates.
+    if (!w->recovery_.corruption) {
+      std::uint64_t n = clear_unfinished_record(dir, config, timeline, w->recovery_.end_lsn, w->recovery_.stop_page);
+      if (n > 0)
+        log(LogLevel::kLog, fmt::format("WAL in \"{}\": zeroed {} pages of an unfinished record after {} "
+                                        "(written before a crash, never flushed)",
+                                        dir, n, format_lsn(w->recovery_.end_lsn)));
+    }
   } else {
     w->system_id_ = new_system_id();
   }

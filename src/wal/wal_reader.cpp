@@ -135,6 +135,7 @@ void WalReader::Impl::stop_at(const ReadFailure& f) {
   stop.failed_lsn = f.record_lsn;
   stop.path = f.path;
   stop.offset = f.offset;
+  stop.detected_page = f.detected_page;
   stop.reason = f.reason;
   stop.evidence = later_wal(f);
   stop.corruption = !stop.evidence.empty();
@@ -242,6 +243,7 @@ RecoveryResult find_end_of_wal(const std::string& dir_path, const WalReaderOptio
   result.end_lsn = stop.end_lsn;
   result.stop_reason = describe(stop);
   result.corruption = stop.corruption;
+  result.stop_page = stop.detected_page;
   return result;
 }
 
