@@ -40,6 +40,13 @@ failpoint::Spec errno_spec(int errnum, std::uint64_t nth = 1, std::uint64_t time
   return s;
 }
 
+/// The writer's write-outs are one pwritev when they take bytes from the ring and the zero
+/// page, else a pwrite (File names the failpoint after the call): arm both.
+void arm_writes(const failpoint::Spec& s) {
+  failpoint::arm("pwrite", s);
+  failpoint::arm("pwritev", s);
+}
+
 struct FailureFixture : WalWriterFixture {
   FailureFixture() { cfg.prealloc_segments = 0; }
   std::string seg_path(SegNo segno) const { return dir / segment_file_name(1, segno, kSegBytes); }
@@ -188,7 +195,7 @@ BOOST_AUTO_TEST_CASE(WriteFailsWithEIO_FlushThrowsCouldNotWriteAndTheWriterStays
   w.flush(w.append(seq_payload(0, 100)));
   const Lsn flushed = w.flushed_lsn();
   const Lsn end = w.append(seq_payload(1, 100));
-  failpoint::arm("pwrite", errno_spec(EIO));
+  arm_writes(errno_spec(EIO));
   Error first = thrown_by([&] { w.flush(end); });
   BOOST_TEST(first.errnum() == EIO);
   BOOST_TEST(std::string(first.what()).find("could not write to file \"" + seg_path(1) + "\": Input/output error") == 0,
@@ -204,9 +211,7 @@ BOOST_AUTO_TEST_CASE(RingFullWriteOutFailsWithENOSPC_AppendThrowsAndTheWriterSta
   WalWriter& w = wal->writer();
   w.flush(w.append(seq_payload(0, 100)));
   const Lsn flushed = w.flushed_lsn();
-  // The ring-full write-out is one pwritev when it takes pages from both buffers, else pwrite.
-  failpoint::arm("pwrite", errno_spec(ENOSPC));
-  failpoint::arm("pwritev", errno_spec(ENOSPC));
+  arm_writes(errno_spec(ENOSPC));
   Error first = thrown_by([&] {
     for (int i = 0; i < 100; ++i) w.append(seq_payload(1 + i, 4000));
   });

@@ -130,6 +130,7 @@ class WalWriter {
   EncoderParams params_;
   std::size_t pages_;                 ///< ring size in pages
   std::byte* ring_ = nullptr;         ///< pages_ * block_size, page-aligned
+  std::byte* tail_ = nullptr;         ///< a write's last memory page, copied (wal_write_out.cpp)
   std::unique_ptr<WalIo> io_;
 
   mutable std::mutex insert_mu_;      ///< guards insert_, prev_, stats_ (insert side)

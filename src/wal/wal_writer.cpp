@@ -48,7 +48,8 @@ WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
     throw make_error(EINVAL, "create WAL writer", manager.directory().path(),
                      fmt::format("invalid resume position {}", format_lsn(start)));
   ring_ = alloc_pages(pages_ * cfg_.block_size_bytes);
-  std::vector<struct iovec> bufs = {{ring_, pages_ * cfg_.block_size_bytes}};
+  tail_ = alloc_pages(cfg_.block_size_bytes);
+  std::vector<struct iovec> bufs = {{ring_, pages_ * cfg_.block_size_bytes}, {tail_, cfg_.block_size_bytes}};
   io_ = cfg_.io_method == IoMethod::kIoUring ? make_uring_io(cfg_.sync_method, bufs)
                                              : make_pwrite_io(cfg_.sync_method);
   insert_ = start;
@@ -60,6 +61,7 @@ WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
 
 WalWriter::~WalWriter() {
   std::free(ring_);
+  std::free(tail_);
 }
 
 std::byte* WalWriter::slot(Lsn page_lsn) {
