@@ -1,6 +1,8 @@
 // The io_uring backend of the WAL writer (walseg.io_method = io_uring).
 //
-// One flush is one chain: the write SQEs for the runs, each IOSQE_IO_LINK'ed, then the
+// One flush is one chain: the write SQEs for the runs (one WRITEV for runs that follow each
+// other in the file, so that the last page's copy and the pages before it go out as one
+// write, as with pwritev; WRITE_FIXED for a lone run), each IOSQE_IO_LINK'ed, then the
 // fdatasync (or fsync) SQE, so the kernel starts the sync only after every write of the chain
 // completed in full (liburing io_uring_prep_fsync(3): a linked chain is broken by an error or a
 // short transfer, and the rest completes with -ECANCELED). Completions are then checked one by
@@ -28,6 +30,7 @@ namespace {
 constexpr unsigned kQueueDepth = 256;
 constexpr int kMaxRounds = 1000;     // bound on resubmissions of one flush
 constexpr std::uint64_t kSyncTag = ~std::uint64_t{0};
+constexpr std::size_t kMaxIovecs = 1024;  // IOV_MAX
 
 struct Piece {
   const std::byte* data;
@@ -76,21 +79,49 @@ class UringIo final : public WalIo {
   // Submits the pending pieces and (if wanted) a linked sync; returns whether a sync is still
   // needed after reaping everything.
   bool submit_round(File& f, std::vector<Piece>& pending, bool want_sync, WalIoCounters& c) {
-    const unsigned n = static_cast<unsigned>(std::min<std::size_t>(pending.size(), kQueueDepth - 1));
-    const bool all_queued = n == pending.size();
+    // Groups of pieces that follow each other in the file: [first, first + count).
+    groups_.clear();
+    for (std::size_t i = 0; i < pending.size() && groups_.size() < kQueueDepth - 1; ++i) {
+      if (!groups_.empty()) {
+        Group& g = groups_.back();
+        const Piece& last = pending[g.first + g.count - 1];
+        if (last.offset + last.left == pending[i].offset && g.count < kMaxIovecs) {
+          ++g.count;
+          continue;
+        }
+      }
+      groups_.push_back(Group{i, 1, {}});
+    }
+    const unsigned n = static_cast<unsigned>(groups_.size());
+    const bool all_queued = groups_.empty() || groups_.back().first + groups_.back().count == pending.size();
     // Link only when the sync follows in this submission: a chain must not dangle.
     const bool sync_queued = want_sync && all_queued;
-    for (unsigned i = 0; i < n; ++i) {
-      Piece& p = pending[i];
-      std::size_t len = p.left;
-      // Failpoint: ask the kernel for less, so the completion is short of what the piece needs.
-      if (auto spec = failpoint::hit("uring_write"); spec && spec->kind == failpoint::Kind::kShort)
-        len = std::max<std::size_t>(1, std::min<std::size_t>(len, spec->short_bytes));
+    for (unsigned k = 0; k < n; ++k) {
+      Group& g = groups_[k];
+      std::size_t total = 0;
+      for (std::size_t i = g.first; i < g.first + g.count; ++i) {
+        g.iov.push_back({const_cast<std::byte*>(pending[i].data), pending[i].left});
+        total += pending[i].left;
+      }
+      // Failpoint: ask the kernel for less, so the completion is short of what the group needs.
+      if (auto spec = failpoint::hit("uring_write"); spec && spec->kind == failpoint::Kind::kShort) {
+        std::size_t budget = std::max<std::size_t>(1, std::min<std::size_t>(total, spec->short_bytes));
+        for (auto& v : g.iov) {
+          v.iov_len = std::min(v.iov_len, budget);
+          budget -= v.iov_len;
+        }
+        std::erase_if(g.iov, [](const struct iovec& v) { return v.iov_len == 0; });
+      }
       io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-      if (fixed_) io_uring_prep_write_fixed(sqe, f.fd(), p.data, static_cast<unsigned>(len), p.offset, p.buf_index);
-      else io_uring_prep_write(sqe, f.fd(), p.data, static_cast<unsigned>(len), p.offset);
+      const Piece& p = pending[g.first];
+      if (g.iov.size() > 1)
+        io_uring_prep_writev(sqe, f.fd(), g.iov.data(), static_cast<unsigned>(g.iov.size()), p.offset);
+      else if (fixed_)
+        io_uring_prep_write_fixed(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset, p.buf_index);
+      else
+        io_uring_prep_write(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset);
       if (sync_queued) sqe->flags |= IOSQE_IO_LINK;
-      io_uring_sqe_set_data64(sqe, i);
+      io_uring_sqe_set_data64(sqe, k);
     }
     if (sync_queued) {
       io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -120,26 +151,44 @@ class UringIo final : public WalIo {
         else if (res != -ECANCELED) throw file_error(-res, name, f.path());
         continue;
       }
-      Piece& p = pending[tag];
+      const Group& g = groups_[tag];
       ++c.writes;
       io_trace::record("pwrite", f.path(), res < 0 ? -res : 0);
       if (res == -ECANCELED || res == -EAGAIN || res == -EINTR) continue;  // stays pending
-      if (res < 0)
-        throw file_error(-res, "write to", f.path(), fmt::format(" at offset {}", p.offset), p.offset);
+      if (res < 0) {
+        const std::uint64_t at = pending[g.first].offset;
+        throw file_error(-res, "write to", f.path(), fmt::format(" at offset {}", at), at);
+      }
+      // The bytes written are the group's first ones, in order.
       auto done = static_cast<std::size_t>(res);
-      if (done < p.left) ++c.short_writes;
-      p.data += done;
-      p.offset += done;
-      p.left -= done;
+      std::size_t asked = 0;
+      for (std::size_t i = g.first; i < g.first + g.count; ++i) asked += pending[i].left;
+      if (done < asked) ++c.short_writes;
+      for (std::size_t i = g.first; i < g.first + g.count && done > 0; ++i) {
+        Piece& p = pending[i];
+        const std::size_t d = std::min(done, p.left);
+        p.data += d;
+        p.offset += d;
+        p.left -= d;
+        done -= d;
+      }
     }
     bool complete = std::all_of(pending.begin(), pending.end(), [](const Piece& p) { return p.left == 0; });
     // A sync that completed while any piece was short covers nothing: it must be redone.
     return want_sync && !(synced && complete && all_queued);
   }
 
+  /// Pending pieces [first, first + count) written by one SQE; iov lives until it completes.
+  struct Group {
+    std::size_t first;
+    std::size_t count;
+    std::vector<struct iovec> iov;
+  };
+
   SyncMethod method_;
   io_uring ring_{};
   bool fixed_ = false;
+  std::vector<Group> groups_;
 };
 
 }  // namespace
