@@ -28,6 +28,10 @@ int fallocate_chunked(File& file, int mode, std::uint64_t size_bytes, std::uint6
     if (err != 0) return err;
     interrupted_in_a_row = 0;
     offset += len;
+    // Grow back after a success, as halving shrank it: a burst of signals early in a large
+    // segment must not leave the rest to be reserved 4 kB at a time (a 1 GiB segment took
+    // 1.3 s instead of 0.17 s after 20 interruptions).
+    chunk = std::min(kFallocateChunkBytes, chunk * 2);
   }
   return 0;
 }
