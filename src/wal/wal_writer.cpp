@@ -68,8 +68,10 @@ std::byte* WalWriter::slot(Lsn page_lsn) {
   return ring_ + ((page_lsn / cfg_.block_size_bytes) % pages_) * cfg_.block_size_bytes;
 }
 
-// Resuming in the middle of a page: the written part must be in the ring, since the page is
-// written whole again with the next flush (zeros there would erase flushed records).
+// Resuming in the middle of a page: the written part is read into the ring, so that the ring
+// holds the page as the file does. Write-outs start at the resume position and never write
+// the bytes before it again, but a ring slot with zeros there would be a trap for any change
+// that did (it would erase flushed records).
 void WalWriter::load_resume_page(Lsn pos) {
   Lsn page = pos - pos % cfg_.block_size_bytes;
   std::lock_guard wl(write_mu_);
