@@ -4,8 +4,8 @@
 #
 # For each case: `walseg write --dir D --records N --record-size S` (1 MB segments), the end of
 # WAL from `walseg recover --dir D`, the first record from `walseg dump --limit 1`, then
-# `pg_waldump -p D -s START -e END` must exit 0, print exactly N records, and the same record
-# LSNs as `walseg dump`. Sizes: empty, small, one page, several pages; enough records that
+# `pg_waldump -p D -s START -e END` must exit 0, print exactly N records, the same record
+# LSNs as `walseg dump`, and the same record lines. Sizes: empty, small, one page, several pages; enough records that
 # some cases span segments; pwrite and io_uring (the io_uring cases are skipped, not failed,
 # where the kernel refuses io_uring).
 #
@@ -76,6 +76,8 @@ run_case() {
     not_ok "$name: pg_waldump printed $count records, expected $n ($start .. $end)"
   elif ! diff <(lsns_of <<<"$out") <("$WALSEG" dump --dir "$d" | lsns_of) >/dev/null; then
     not_ok "$name: pg_waldump and walseg dump disagree on record LSNs"
+  elif ! diff <(grep '^rmgr:' <<<"$out") <("$WALSEG" dump --dir "$d" | grep '^rmgr:') >/dev/null; then
+    not_ok "$name: walseg dump does not print its records as pg_waldump does"
   else
     ok "$name: $n records of $size bytes, $start .. $end, $(ls "$d" | grep -cE '^[0-9A-F]{24}$') segment files"
   fi

@@ -262,6 +262,26 @@ BOOST_AUTO_TEST_CASE(Resume_AfterATornMultiPageRecord_ItsEarlierPagesAreClearedA
   a.check_read_back(dir.path(), cfg);
 }
 
+BOOST_AUTO_TEST_CASE(Reopen_WithAnotherSegmentSize_IsRefusedNamingTheSettingAsOneWritesIt) {
+  Appended a;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    wal->writer().flush(a.add(wal->writer(), 100));
+  }
+  Config other = cfg;
+  other.segment_size_bytes = 2 * kSegBytes;
+  other.min_size_bytes = 4 * kSegBytes;
+  try {
+    Wal::open(dir.path(), other);
+    BOOST_FAIL("a WAL of 1 MB segments was opened with walseg.segment_size = 2MB");
+  } catch (const Error& e) {
+    BOOST_TEST(e.errnum() == EINVAL);
+    // A new user was told "16384kB" for 16 MB segments.
+    BOOST_TEST(std::string(e.what()).find("set walseg.segment_size = 1MB") != std::string::npos, e.what());
+  }
+  a.check_read_back(dir.path(), cfg);  // nothing was touched
+}
+
 BOOST_AUTO_TEST_CASE(Resume_AtAPageBoundary_NextRecordStartsThereWithAPageHeader) {
   Appended a;
   {

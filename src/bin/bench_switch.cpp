@@ -109,7 +109,7 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
   bool retired = true;  // whether the segments before the current one were handed to retire
   std::uint64_t off = 0;
   Checkpointer ckpt(m);
-  for (int crossed = 0; crossed <= boundaries;) {
+  for (int crossed = 0; crossed < boundaries;) {
     auto t0 = Clock::now();
     bool boundary = off + s.write_size > size;
     if (boundary) {
@@ -129,7 +129,7 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
     if (boundary) {
       retired = false;
       ++crossed;
-      progress(s, "switch", name, crossed, boundaries + 1);
+      progress(s, "switch", name, crossed, boundaries);
     } else if (previous.is_open()) {
       previous.close();
     } else if (!retired && off >= size / 4) {

@@ -70,9 +70,13 @@ void run_dump(const ReadArgs& a) {
     // xl_tot_len: record header, data header (short up to 255 bytes), payload.
     std::size_t p = rec.payload.size();
     std::size_t tot = kRecordHeaderBytes + (p == 0 ? 0 : p <= 255 ? 2 : 5) + p;
-    fmt::print("rmgr: custom{:03}  len (rec/tot): {:6}/{:6}, tx: {:10}, lsn: {}, prev {}, desc: {} bytes of data\n",
-               rec.rmid, rec.payload.size(), tot, rec.xid, format_lsn(rec.lsn), format_lsn(rec.prev_lsn),
-               rec.payload.size());
+    // PostgreSQL 15's pg_waldump line for a record of a custom resource manager it has no
+    // module for (XLogDumpDisplayRecord): rec_len is the total less block data (none here),
+    // LSNs as %X/%08X, and its description of an unknown record.
+    fmt::print("rmgr: {:<11} len (rec/tot): {:6}/{:6}, tx: {:10}, lsn: {:X}/{:08X}, prev {:X}/{:08X}, "
+               "desc: UNKNOWN ({:X}) rmid: {}\n",
+               fmt::format("custom{:03}", rec.rmid), tot, tot, rec.xid, rec.lsn >> 32, rec.lsn & 0xFFFFFFFF,
+               rec.prev_lsn >> 32, rec.prev_lsn & 0xFFFFFFFF, rec.info & 0xF0, rec.rmid);
   }
   if (a.limit == 0 || n < a.limit) fmt::print("end of WAL: {}\n", describe(r.stop()));
 }

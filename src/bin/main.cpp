@@ -23,6 +23,9 @@ int& exit_status() {
 
 int main(int argc, char** argv) {
   using namespace walseg::tool;
+  // Line-buffered even into a file, so that log lines (stderr) fall between table rows, not
+  // inside them, when both go to one file.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"walseg: write-ahead-log segment manager and allocation-method benchmark"};
   app.require_subcommand(1);
   auto& list = commands();

@@ -25,6 +25,13 @@ bool strict_hex_name(const std::string& n) {
          std::all_of(n.begin(), n.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); });
 }
 
+// A size as one would write the setting: "16MB", "1GB", else kilobytes (its base unit).
+std::string size_setting(std::uint64_t bytes) {
+  if (bytes % (1024 * kMiB) == 0) return fmt::format("{}GB", bytes / (1024 * kMiB));
+  if (bytes % kMiB == 0) return fmt::format("{}MB", bytes / kMiB);
+  return fmt::format("{}kB", bytes / 1024);
+}
+
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
   throw make_error(EINVAL, "open WAL", path, fmt::format("cannot write to the WAL in \"{}\": {}",
                                                           std::filesystem::path(path).parent_path().string(), why));
@@ -57,8 +64,8 @@ void check_existing_wal(const std::string& dir_path, const Config& cfg) {
     }
     if (h.segment_size_bytes != cfg.segment_size_bytes)
       refuse(path, fmt::format("file \"{}\" holds WAL with segment size {} bytes, but walseg.segment_size is {} "
-                               "bytes; set walseg.segment_size = {}kB",
-                               path, h.segment_size_bytes, cfg.segment_size_bytes, h.segment_size_bytes / 1024));
+                               "bytes; set walseg.segment_size = {}",
+                               path, h.segment_size_bytes, cfg.segment_size_bytes, size_setting(h.segment_size_bytes)));
     if (h.block_size_bytes != cfg.block_size_bytes)
       refuse(path, fmt::format("file \"{}\" holds WAL with block size {} bytes, but walseg.block_size is {}; "
                                "set walseg.block_size = {}",
