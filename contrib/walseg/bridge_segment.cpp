@@ -168,16 +168,9 @@ const char* walseg_method_name(int method) noexcept {
 }
 
 bool walseg_method_ok_in_pg(int method) noexcept {
-  switch (static_cast<walseg::InitMethod>(method)) {
-    case walseg::InitMethod::kZeroWrite:
-    case walseg::InitMethod::kPosixFallocate:
-    case walseg::InitMethod::kGlibcEmulation:
-    case walseg::InitMethod::kSparse:
-    case walseg::InitMethod::kAuto:
-      return true;
-    default:
-      return false;
-  }
+  if (method < 0 || static_cast<std::size_t>(method) >= walseg::kInitMethodNames.size()) return false;
+  const auto m = static_cast<walseg::InitMethod>(method);
+  return m == walseg::InitMethod::kAuto || walseg::makes_full_size_segments(m);
 }
 
 bool walseg_lib_segment_name(uint32_t tli, uint64_t segno, uint64_t segment_size, char* out,

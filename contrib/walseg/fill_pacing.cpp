@@ -35,8 +35,7 @@ double fill_wait_s(double elapsed_s, std::uint64_t done, std::uint64_t total,
   double left_s = static_cast<double>(target_lsn - insert_lsn) / bytes_per_s;
   if (left_s < kNearS) return 0;
   double deadline_s = std::min(elapsed_s + left_s, kMaxDeadlineS);
-  double share = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
-  double due_s = deadline_s * (kFillStartShare + kFillShareOfDeadline * share);
+  double due_s = deadline_s * fill_due_share(done, total);
   return due_s > elapsed_s ? due_s - elapsed_s : 0;
 }
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 
 #include "bridge.h"
+#include "walseg/segment_manager.h"
 
 namespace walseg::bridge {
 
@@ -36,11 +37,6 @@ inline constexpr double kRateSamplePeriodS = 0.1;
 inline constexpr double kRateRiseS = 0.3;
 inline constexpr double kRateFallS = 3.0;
 
-/// The fill may use this share of the time until its segment is needed (as the library).
-inline constexpr double kFillShareOfDeadline = 0.5;
-/// ... and starts this share of it after it began (as the library): a round starts right
-/// after the position entered a new segment, when its first commits are being flushed.
-inline constexpr double kFillStartShare = 0.1;
 /// Upper bound of the deadline, seconds (see the file comment).
 inline constexpr double kMaxDeadlineS = 10.0;
 /// "Near": a segment needed within this many seconds (or already) is filled at full speed.
@@ -59,8 +55,8 @@ void rate_observe(WalsegRate& r, std::uint64_t insert_lsn, double now_s) noexcep
 ///   insert_lsn   PostgreSQL's insert position now;
 ///   target_lsn   the first byte of the segment being filled;
 ///   bytes_per_s  the rate estimate (<= 0: unknown, no pacing).
-/// The chunk after `done` bytes is due at deadline x (kFillStartShare + kFillShareOfDeadline
-/// x done/total) after the start, where deadline = elapsed_s + (target_lsn - insert_lsn) /
+/// The chunk after `done` bytes is due at deadline x fill_due_share(done, total) (the
+/// library's rule, segment_manager.h: 10% + 50% x done/total) after the start, where deadline = elapsed_s + (target_lsn - insert_lsn) /
 /// bytes_per_s, capped at kMaxDeadlineS: at a steady rate the deadline stays put, when the
 /// rate rises it moves closer and the fill speeds up. No wait when the segment is near.
 double fill_wait_s(double elapsed_s, std::uint64_t done, std::uint64_t total,

@@ -29,6 +29,16 @@ inline constexpr std::array<std::string_view, 7> kInitMethodNames = {
     "zero_write", "posix_fallocate", "glibc_emulation", "sparse",
     "fallocate_keep_size", "none", "auto"};
 
+/// Append mode: segments start empty and grow with each write (none, fallocate_keep_size), so
+/// a segment shorter than walseg.segment_size is normal.
+constexpr bool append_mode(InitMethod m) { return m == InitMethod::kNone || m == InitMethod::kFallocateKeepSize; }
+
+/// The method leaves a file of the full segment size that reads as zeros until written
+/// (zero_write, posix_fallocate, glibc_emulation, sparse): what PostgreSQL's pg_wal needs, and
+/// what lets a writer write only its new bytes into a fresh segment. False for append mode
+/// and for auto (not a method until resolved).
+constexpr bool makes_full_size_segments(InitMethod m) { return m != InitMethod::kAuto && !append_mode(m); }
+
 /// What posix_fallocate falls back to when the filesystem says "not supported"
 /// (walseg.fallocate_fallback).
 enum class FallbackMethod { kZeroWrite, kGlibcEmulation, kError };

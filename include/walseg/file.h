@@ -49,7 +49,8 @@ class File {
   /// sync_file_range(2) over [0, end) with SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE:
   /// waits for writeback already under way there, then starts it for the pages still dirty.
   /// Durability needs fsync still; this only keeps a writer's dirty data small (as RocksDB's
-  /// bytes_per_sync). Retries EINTR; throws Error("sync_file_range").
+  /// bytes_per_sync). Retries EINTR; throws Error("sync_file_range"), message "could not start
+  /// writeback of file ...".
   void write_behind(std::uint64_t end);
   void ftruncate(std::uint64_t size_bytes);
   struct stat stat();

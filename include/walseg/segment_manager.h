@@ -48,6 +48,16 @@ namespace walseg {
 /// Bytes per write of the preallocator's zero fill (see preallocator.cpp for why it is small).
 inline constexpr std::uint64_t kBackgroundFillChunkBytes = 16 * 1024;
 
+/// The preallocator's pacing rule, shared with the PostgreSQL extension (contrib/walseg/
+/// fill_pacing.h): the chunk after `done` of `total` bytes (total > 0) is due at this share of
+/// the time until the segment is expected to be needed, counted from the fill's start. It
+/// starts at 10% (the job appears when the writer switches segments, and a first chunk at
+/// once would land in the device queue right when the first commit in the new segment is
+/// flushed) and ends by 60% (half the time, so a faster writer still finds it ready).
+constexpr double fill_due_share(std::uint64_t done, std::uint64_t total) {
+  return 0.1 + 0.5 * static_cast<double>(done < total ? done : total) / static_cast<double>(total);
+}
+
 /// A segment handed to the writer: complete, exactly segment_size bytes (or empty in append
 /// mode), under a durable final name.
 struct ReadySegment {

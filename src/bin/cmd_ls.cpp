@@ -23,9 +23,6 @@ struct LsArgs {
   SettingsOptions settings;
 };
 
-// Append-mode methods leave segments shorter than segment_size by design.
-bool append_mode(InitMethod m) { return m == InitMethod::kNone || m == InitMethod::kFallocateKeepSize; }
-
 std::string describe(const WalFileInfo& info, const struct stat& st, const Config& cfg) {
   auto size = static_cast<std::uint64_t>(st.st_size);
   if (!S_ISREG(st.st_mode)) return "not walseg's (not a regular file)";

@@ -32,12 +32,6 @@ struct FillCancelled : Error {
   FillCancelled() : Error(ECANCELED, "create", "", "segment creation cancelled at shutdown") {}
 };
 
-/// The fill may use this share of the time until its segment is needed.
-constexpr double kFillShareOfDeadline = 0.5;
-/// The fill starts this share of the deadline after it was given the job: the job appears
-/// when the writer switches segments, and a fill starting at once would put its first chunk
-/// in the device queue right when the writer's first commit in the new segment is flushed.
-constexpr double kFillStartShare = 0.1;
 /// Never sleep longer than this between chunks, so a change of rate is noticed soon.
 constexpr auto kMaxPause = std::chrono::milliseconds(200);
 
@@ -60,8 +54,7 @@ void SegmentManager::pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::ui
     // Without a consumption rate yet (start-up) there is nothing to pace against.
     if (switch_interval_s_ <= 0 || segno <= position_) return;
     double deadline_s = static_cast<double>(segno - position_) * switch_interval_s_;
-    double due_s = deadline_s * (kFillStartShare + kFillShareOfDeadline * static_cast<double>(done) /
-                                                       static_cast<double>(total));
+    double due_s = deadline_s * fill_due_share(done, total);
     auto due = started + duration_cast<steady_clock::duration>(duration<double>(due_s));
     auto now = steady_clock::now();
     if (due <= now) return;

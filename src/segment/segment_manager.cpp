@@ -21,8 +21,6 @@ bool name_less(const SegmentName& a, const SegmentName& b) {
   return a.timeline != b.timeline ? a.timeline < b.timeline : a.segno < b.segno;
 }
 
-bool append_mode(InitMethod m) { return m == InitMethod::kNone || m == InitMethod::kFallocateKeepSize; }
-
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 // Copy-on-write filesystems make both preallocation and recycling pointless or harmful: say so
@@ -119,11 +117,10 @@ void SegmentManager::record_created_locked(const Job& job, const CreateReport& r
   in_progress_.erase(job.segno);
   if (job.timeline == timeline_) {
     existing_[job.segno] = false;
-    if (r.alloc.used == InitMethod::kZeroWrite || r.alloc.used == InitMethod::kPosixFallocate ||
-        r.alloc.used == InitMethod::kGlibcEmulation || r.alloc.used == InitMethod::kSparse)
-      zeroed_.insert(job.segno);
+    if (makes_full_size_segments(r.alloc.used)) zeroed_.insert(job.segno);
+  } else {
+    others_.insert(SegmentName{job.timeline, job.segno});
   }
-  else others_.insert(SegmentName{job.timeline, job.segno});
   ++created_by_method_[std::string(to_string(r.alloc.used))];
   create_.add(static_cast<double>(r.times.total_us));
   fill_.add(static_cast<double>(r.times.fill_us));

@@ -14,6 +14,7 @@
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/guc_value.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
 
@@ -23,13 +24,6 @@ namespace {
 bool strict_hex_name(const std::string& n) {
   return n.size() == kSegmentNameLength &&
          std::all_of(n.begin(), n.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F'); });
-}
-
-// A size as one would write the setting: "16MB", "1GB", else kilobytes (its base unit).
-std::string size_setting(std::uint64_t bytes) {
-  if (bytes % (1024 * kMiB) == 0) return fmt::format("{}GB", bytes / (1024 * kMiB));
-  if (bytes % kMiB == 0) return fmt::format("{}MB", bytes / kMiB);
-  return fmt::format("{}kB", bytes / 1024);
 }
 
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
@@ -43,7 +37,7 @@ void check_existing_wal(const std::string& dir_path, const Config& cfg) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir_path, ec)) return;
   Directory dir = Directory::open(dir_path);
-  const bool append_mode = cfg.init_method == InitMethod::kNone || cfg.init_method == InitMethod::kFallocateKeepSize;
+  const bool appending = append_mode(cfg.init_method);
   std::set<std::uint64_t> system_ids;
   for (const auto& e : dir.list()) {
     if (!e.is_regular || !strict_hex_name(e.name)) continue;
@@ -65,12 +59,12 @@ void check_existing_wal(const std::string& dir_path, const Config& cfg) {
     if (h.segment_size_bytes != cfg.segment_size_bytes)
       refuse(path, fmt::format("file \"{}\" holds WAL with segment size {} bytes, but walseg.segment_size is {} "
                                "bytes; set walseg.segment_size = {}",
-                               path, h.segment_size_bytes, cfg.segment_size_bytes, size_setting(h.segment_size_bytes)));
+                               path, h.segment_size_bytes, cfg.segment_size_bytes, guc::format_int(static_cast<std::int64_t>(h.segment_size_bytes / 1024), guc::Unit::kKilobytes)));
     if (h.block_size_bytes != cfg.block_size_bytes)
       refuse(path, fmt::format("file \"{}\" holds WAL with block size {} bytes, but walseg.block_size is {}; "
                                "set walseg.block_size = {}",
                                path, h.block_size_bytes, cfg.block_size_bytes, h.block_size_bytes));
-    if (size < cfg.segment_size_bytes && !append_mode)
+    if (size < cfg.segment_size_bytes && !appending)
       refuse(path, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "
                                "walseg.init_method = none (or fallocate_keep_size) to go on writing it",
                                path, size, cfg.segment_size_bytes));
@@ -84,23 +78,24 @@ void check_existing_wal(const std::string& dir_path, const Config& cfg) {
 std::uint64_t clear_unfinished_record(const std::string& dir_path, const Config& cfg, TimeLineId tli,
                                       Lsn end, Lsn stop_page) {
   const std::uint64_t bs = cfg.block_size_bytes, seg = cfg.segment_size_bytes;
-  const std::vector<char> zeros(bs, 0);
   std::uint64_t cleared = 0;
-  Lsn page = end - end % bs + bs;
-  while (page <= stop_page) {
+  // One write per segment the range touches: [page, last] within it.
+  for (Lsn page = end - end % bs + bs; page <= stop_page;) {
     const SegNo segno = segno_of_lsn(page, seg);
-    const Lsn seg_last = (segno + 1) * seg - bs;
-    const Lsn last = std::min(stop_page, seg_last);
-    const std::string path = dir_path + "/" + segment_file_name(tli, segno, seg);
-    struct stat st{};
-    if (::stat(path.c_str(), &st) == 0) {
-      File f = File::open(path, O_RDWR);
-      for (Lsn p = page; p <= last; p += bs) {
-        f.pwrite_all(zeros.data(), zeros.size(), segment_offset(p, seg));
-        ++cleared;
-      }
+    const Lsn last = std::min(stop_page, (segno + 1) * seg - bs);
+    const std::uint64_t bytes = last + bs - page;
+    File f;
+    try {
+      f = File::open(dir_path + "/" + segment_file_name(tli, segno, seg), O_RDWR);
+    } catch (const Error& e) {
+      if (e.errnum() != ENOENT) throw;  // a missing segment holds nothing to clear
+    }
+    if (f.is_open()) {
+      const std::vector<char> zeros(bytes, 0);
+      f.pwrite_all(zeros.data(), zeros.size(), segment_offset(page, seg));
       f.fdatasync();
       f.close();
+      cleared += bytes / bs;
     }
     page = last + bs;
   }
