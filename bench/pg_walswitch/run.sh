@@ -271,6 +271,11 @@ run_one() {
   rm -rf "$data"
   run cp -a "$template" "$data"
   config_conf "$cfg" "$recycle" | run tee "$data/walswitch_config.conf" >/dev/null
+  # The last run's data directory (hundreds of MB of WAL) was just removed and the copy
+  # written: sync now, so that the journal commit that frees those blocks (and, on a file
+  # system mounted with -o discard, trims them, 100-300 ms here) and the copy's writeback
+  # happen before this run, not inside its window.
+  sync
   local log="$work/runs/$name.log"
   run "$bindir/pg_ctl" -D "$data" -l "$log" -w -t 120 start >/dev/null
   if [[ "$cfg" == walseg-* ]]; then
