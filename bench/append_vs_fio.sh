@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Single-writer commit rate of walseg's WAL writer against two references measured in the same
-# run on the same filesystem: fio (ioengine io_uring, 8 kB writes, fdatasync after each, into a
+# Single-writer commit rate of walseg's WAL writer (buffered, then walseg.direct_io = on)
+# against two references measured in the same run on the same filesystem: fio (ioengine io_uring, 8 kB writes, fdatasync after each, into a
 # zero-filled file of one segment's size) and pg_test_fsync's "one 8kB write" fdatasync row.
 # The three are interleaved for ROUNDS rounds and compared by their medians, because on a
 # shared virtual disk one run of each moves by 20% from minute to minute.
@@ -23,9 +23,11 @@ trap 'rm -rf "$work"' EXIT
 bytes=$((segments * 4 * 1024 * 1024))
 for r in $(seq 1 "$rounds"); do
   # walseg: one writer, 8 kB records each flushed, into zero-filled 16 MB segments made before
-  # the run, both io methods.
-  "$walseg" bench --dir "$work/w" --phases append --methods zero_write --segments "$segments" \
-    --json "$work/walseg.$r.json" >/dev/null
+  # the run, both io methods, through the page cache and with O_DIRECT.
+  for direct in off on; do
+    "$walseg" bench --dir "$work/w" --phases append --methods zero_write --segments "$segments" \
+      -c walseg.direct_io=$direct --json "$work/walseg.$direct.$r.json" >/dev/null
+  done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
   # (overwrite=1), so it compares with zero-filled segments.
   fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
@@ -39,11 +41,13 @@ done
 python3 - "$work" "$rounds" <<'PY'
 import json, re, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
-pw, ur, fio, pg = [], [], [], []
+walseg = {}  # (direct, io) -> ops/s per round
+fio, pg = [], []
 for r in range(1, rounds + 1):
-    rows = json.load(open(f"{work}/walseg.{r}.json"))["rows"]
-    ops = {x["io"]: x["ops_per_s"] for x in rows if x["phase"] == "append"}
-    pw.append(ops["pwrite"]); ur.append(ops["io_uring"])
+    for direct in ("off", "on"):
+        for x in json.load(open(f"{work}/walseg.{direct}.{r}.json"))["rows"]:
+            if x["phase"] == "append":
+                walseg.setdefault((direct, x["io"]), []).append(x["ops_per_s"])
     fio.append(json.load(open(f"{work}/fio.{r}.json"))["jobs"][0]["write"]["iops"])
     text = open(f"{work}/pg_test_fsync.{r}.txt").read()
     one = text.split("one 8kB write", 1)[1].split("Compare file sync methods using two", 1)[0]
@@ -51,11 +55,14 @@ for r in range(1, rounds + 1):
 med = statistics.median
 fmt = lambda xs: " ".join(f"{x:.0f}" for x in xs)
 print(f"rounds: {rounds} (medians; every round listed)")
-print(f"walseg append pwrite   (zero_write, 8 kB records flushed one by one): {med(pw):.0f}/s  [{fmt(pw)}]")
-print(f"walseg append io_uring (zero_write, 8 kB records flushed one by one): {med(ur):.0f}/s  [{fmt(ur)}]")
-print(f"fio io_uring 8 kB write + fdatasync:                                  {med(fio):.0f}/s  [{fmt(fio)}]")
-print(f"pg_test_fsync fdatasync, one 8kB write:                               {med(pg):.0f}/s  [{fmt(pg)}]")
-best = max(med(pw), med(ur))
-print(f"walseg io_uring / fio = {med(ur) / med(fio):.2f} (target >= 0.95)")
-print(f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95)")
+for (direct, io), xs in sorted(walseg.items()):
+    label = f"walseg append {io:<8} direct_io={direct:<3} (zero_write, 8 kB records flushed one by one)"
+    print(f"{label:<78} {med(xs):.0f}/s  [{fmt(xs)}]")
+print(f"{'fio io_uring 8 kB write + fdatasync':<78} {med(fio):.0f}/s  [{fmt(fio)}]")
+print(f"{'pg_test_fsync fdatasync, one 8kB write':<78} {med(pg):.0f}/s  [{fmt(pg)}]")
+for direct in ("off", "on"):
+    ur = med(walseg[(direct, "io_uring")])
+    best = max(med(walseg[(direct, "pwrite")]), ur)
+    print(f"direct_io={direct}: walseg io_uring / fio = {ur / med(fio):.2f} (target >= 0.95); "
+          f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95)")
 PY

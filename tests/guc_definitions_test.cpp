@@ -57,7 +57,7 @@ BOOST_AUTO_TEST_CASE(table_holds_exactly_the_design_settings_under_the_prefix) {
   std::set<std::string_view> expected = {kSegmentSize, kInitMethod, kFallocateFallback,
                                          kRecycle,     kMinSize,    kMaxSize,
                                          kPreallocSegments, kSyncMethod, kIoMethod,
-                                         kBlockSize,   kWalBuffers};
+                                         kDirectIo,    kBlockSize,  kWalBuffers};
   BOOST_TEST((names == expected));
 }
 
@@ -73,6 +73,7 @@ BOOST_AUTO_TEST_CASE(defaults_give_exactly_the_config_defaults) {
   BOOST_TEST(c.prealloc_segments == d.prealloc_segments);
   BOOST_TEST((c.sync_method == d.sync_method));
   BOOST_TEST((c.io_method == d.io_method));
+  BOOST_TEST(c.direct_io == d.direct_io);
   BOOST_TEST(c.block_size_bytes == d.block_size_bytes);
   BOOST_TEST(c.wal_buffers_bytes == d.wal_buffers_bytes);
   BOOST_TEST(make_walseg_registry().cross_check().empty());
@@ -90,7 +91,7 @@ BOOST_AUTO_TEST_CASE(base_units_are_the_documented_ones) {
 
 BOOST_AUTO_TEST_CASE(contexts_are_the_documented_ones) {
   Registry r = make_walseg_registry();
-  for (auto n : {kSegmentSize, kIoMethod, kBlockSize, kWalBuffers})
+  for (auto n : {kSegmentSize, kIoMethod, kDirectIo, kBlockSize, kWalBuffers})
     BOOST_TEST(r.show(n)->context == "postmaster", n);
   for (auto n : {kMinSize, kMaxSize, kPreallocSegments, kSyncMethod})
     BOOST_TEST(r.show(n)->context == "sighup", n);

@@ -63,6 +63,7 @@ static const struct
 	{"walseg.prealloc_segments", "Future segments the preallocator keeps in pg_wal ahead of the insert position, within max_wal_size."},
 	{"walseg.sync_method", "Used by the walseg tool. Inside PostgreSQL wal_sync_method applies."},
 	{"walseg.io_method", "Used by the walseg tool."},
+	{"walseg.direct_io", "Used by the walseg tool."},
 	{"walseg.block_size", "Used by the walseg tool. Inside PostgreSQL the WAL page size is fixed at build time."},
 	{"walseg.wal_buffers", "Used by the walseg tool. Inside PostgreSQL wal_buffers applies."},
 };

@@ -85,6 +85,9 @@ struct Config {
   int prealloc_segments = 2;                           ///< walseg.prealloc_segments
   SyncMethod sync_method = SyncMethod::kFdatasync;     ///< walseg.sync_method
   IoMethod io_method = IoMethod::kPwrite;              ///< walseg.io_method
+  /// walseg.direct_io: the WAL writer opens segments with O_DIRECT, as PostgreSQL 16's
+  /// debug_io_direct = wal (and PostgreSQL 15's open_datasync at wal_level = minimal).
+  bool direct_io = false;
   std::uint32_t block_size_bytes = 8192;               ///< walseg.block_size
   std::uint64_t wal_buffers_bytes = 16 * kMiB;         ///< walseg.wal_buffers
 };

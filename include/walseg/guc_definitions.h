@@ -13,6 +13,7 @@
 //   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup
 //   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup
 //   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster
+//   walseg.direct_io           bool                                        off         postmaster
 //   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster
 //   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster
 //
@@ -55,6 +56,7 @@ inline constexpr std::string_view kMaxSize = "walseg.max_size";
 inline constexpr std::string_view kPreallocSegments = "walseg.prealloc_segments";
 inline constexpr std::string_view kSyncMethod = "walseg.sync_method";
 inline constexpr std::string_view kIoMethod = "walseg.io_method";
+inline constexpr std::string_view kDirectIo = "walseg.direct_io";
 inline constexpr std::string_view kBlockSize = "walseg.block_size";
 inline constexpr std::string_view kWalBuffers = "walseg.wal_buffers";
 

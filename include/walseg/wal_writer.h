@@ -8,7 +8,9 @@
 // inserted so far and syncs each segment file written (walseg.sync_method), and everyone who
 // waited behind it and is covered returns without another sync: group commit, as XLogFlush.
 // Whole pages are written, with zeros after the insert position, so a recycled segment never
-// shows stale bytes inside a page of this life (DESIGN.md invariant 5).
+// shows stale bytes inside a page of this life (DESIGN.md invariant 5); into a segment the
+// manager zero-filled, a commit writes only its new bytes, to the next 4 kB boundary (with
+// walseg.direct_io = on: O_DIRECT, whole sectors, as PostgreSQL 16's debug_io_direct = wal).
 //
 // Durability rules (DESIGN.md invariants 3 and 4, case C14):
 //   - an LSN is reported flushed only after a sync that was issued after every byte up to it
@@ -28,7 +30,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -115,6 +116,10 @@ class WalWriter {
     bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
     bool zeroed = false;    ///< reads as zeros past what this writer wrote (ReadySegment::zeroed)
   };
+  /// The page cache's unit: a buffered write covering only part of one that is not cached
+  /// reads it first (wal_write_out.cpp).
+  static constexpr std::uint64_t kMemoryPageBytes = 4096;
+  File open_segment(const std::string& path);  // walseg.direct_io errors name the setting
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);
   bool has_space_locked(Lsn end) const;
@@ -122,6 +127,7 @@ class WalWriter {
   void write_upto(Lsn target, bool sync);  // caller holds write_mu_
   OpenSegment& segment_for(SegNo segno);
   void fail(const Error& e);
+  void wake_flush_waiters();
   void throw_if_failed() const;
   void load_resume_page(Lsn pos);
 
@@ -131,6 +137,9 @@ class WalWriter {
   std::size_t pages_;                 ///< ring size in pages
   std::byte* ring_ = nullptr;         ///< pages_ * block_size, page-aligned
   std::byte* tail_ = nullptr;         ///< a write's last memory page, copied (wal_write_out.cpp)
+  /// walseg.direct_io: O_DIRECT's offset and length unit on the segments opened so far (0:
+  /// none opened yet). Under write_mu_.
+  std::uint32_t direct_unit_ = 0;
   std::unique_ptr<WalIo> io_;
 
   mutable std::mutex insert_mu_;      ///< guards insert_, prev_, stats_ (insert side)
@@ -141,9 +150,10 @@ class WalWriter {
 
   mutable std::mutex write_mu_;       ///< one writer of pages at a time; guards segments_
   std::vector<std::unique_ptr<OpenSegment>> segments_;  ///< open, written since last sync
-  std::mutex flush_mu_;                ///< guards flush_leader_
-  std::condition_variable flush_cv_;   ///< a leader finished its sync
-  bool flush_leader_ = false;
+  std::atomic<bool> flush_leader_{false};  ///< someone is writing and syncing for flush()
+  /// Bumped when a leader finishes or the writer fails; flush() waiters sleep on it (a 32-bit
+  /// atomic, so that std::atomic::wait is a bare futex).
+  std::atomic<std::uint32_t> flush_epoch_{0};
   std::atomic<std::uint64_t> flush_waits_{0};
   mutable std::mutex error_mu_;
   std::optional<Error> error_;

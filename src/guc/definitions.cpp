@@ -67,7 +67,7 @@ static_assert(options_match(kSyncMethodOptions, kSyncMethodNames, static_cast<in
 static_assert(options_match(kIoMethodOptions, kIoMethodNames, static_cast<int>(IoMethod::kIoUring)),
               "walseg.io_method options differ from kIoMethodNames");
 
-constexpr std::array<SettingDef, 11> kSettings = {{
+constexpr std::array<SettingDef, 12> kSettings = {{
     {kSegmentSize, Context::kPostmaster, "Size of each WAL segment file.",
      IntSpec{.default_value = static_cast<std::int64_t>(kDefaults.segment_size_bytes) / kKiB,
              .min = 1024, .max = 1024 * 1024, .unit = Unit::kKilobytes, .check = power_of_two}},
@@ -90,6 +90,8 @@ constexpr std::array<SettingDef, 11> kSettings = {{
      EnumSpec{kSyncMethodOptions, static_cast<int>(kDefaults.sync_method)}},
     {kIoMethod, Context::kPostmaster, "Selects the method for writing WAL.",
      EnumSpec{kIoMethodOptions, static_cast<int>(kDefaults.io_method)}},
+    {kDirectIo, Context::kPostmaster, "Writes WAL with O_DIRECT, bypassing the page cache.",
+     BoolSpec{kDefaults.direct_io}},
     {kBlockSize, Context::kPostmaster, "Size of a WAL page.",
      IntSpec{.default_value = kDefaults.block_size_bytes, .min = 1024, .max = 65536,
              .unit = Unit::kBytes, .check = power_of_two}},
@@ -166,6 +168,7 @@ Config make_config(const Registry& r) {
   c.prealloc_segments = static_cast<int>(r.get_int(kPreallocSegments));
   c.sync_method = static_cast<SyncMethod>(r.get_enum(kSyncMethod));
   c.io_method = static_cast<IoMethod>(r.get_enum(kIoMethod));
+  c.direct_io = r.get_bool(kDirectIo);
   c.block_size_bytes = static_cast<std::uint32_t>(r.get_int(kBlockSize));
   c.wal_buffers_bytes = static_cast<std::uint64_t>(r.get_int(kWalBuffers)) * kKiB;
   return c;

@@ -6,12 +6,6 @@
 #include "walseg/wal_writer.h"
 
 namespace walseg {
-namespace {
-
-// The page cache's unit: a write covering only part of one that is not cached reads it first.
-constexpr std::uint64_t kMemoryPageBytes = 4096;
-
-}  // namespace
 
 // Writes every byte from written_ up to the insert position (at least up to `target`), then
 // zeros to the end of its page (or memory page); with sync, then syncs every segment file
@@ -36,18 +30,24 @@ void WalWriter::write_upto(Lsn target, bool sync) {
   }
   (void)target;  // everything inserted so far is written: one write serves every waiter
   Lsn from = written_.load();
-  Lsn page = from - from % bs;
+  // walseg.direct_io: O_DIRECT writes whole sectors, so the write starts at the sector holding
+  // `from`, its bytes before `from` again from the ring (the page holding `from` is still
+  // there). Until a segment says otherwise, the memory page (or WAL page, if smaller): every
+  // unit open_segment accepts divides it, and it never reaches back into an earlier WAL page.
+  const std::uint64_t mp = std::min(kMemoryPageBytes, bs);
+  const std::uint64_t unit = cfg_.direct_io ? (direct_unit_ != 0 ? direct_unit_ : mp) : 1;
+  const Lsn start = from - from % unit;
+  Lsn page = start - start % bs;
   // Runs of pages contiguous in the file and in the ring, one segment each, in LSN order.
   std::vector<std::pair<SegNo, WriteRun>> runs;
-  // Where tail_ takes over: the memory page holding snap (or `from`, if later). A WAL page
+  // Where tail_ takes over: the memory page holding snap (or `start`, if later). A WAL page
   // smaller than a memory page (walseg.block_size 1-2 kB) is its own unit.
-  const std::uint64_t mp = std::min(kMemoryPageBytes, bs);
-  const Lsn tail = snap % bs == 0 ? snap : std::max(from, snap - snap % mp);
-  // The bytes of the first page below `from` are already in the file: starting at `from`
-  // rather than at the page start halves what an 8 kB commit writes (buffered I/O needs no
-  // alignment; the page cache already holds the rest of the page).
+  const Lsn tail = snap % bs == 0 ? snap : std::max(start, snap - snap % mp);
+  // The bytes of the first page below `start` are already in the file: starting there rather
+  // than at the page start halves what an 8 kB commit writes (buffered I/O needs no alignment;
+  // the page cache already holds the rest of the page).
   for (; page < tail; page += bs) {
-    std::uint64_t skip = page < from ? from - page : 0;
+    std::uint64_t skip = page < start ? start - page : 0;
     const std::byte* data = slot(page) + skip;
     std::size_t len = static_cast<std::size_t>(std::min(bs, tail - page) - skip);
     if (len == 0) continue;
@@ -71,12 +71,13 @@ void WalWriter::write_upto(Lsn target, bool sync) {
     std::vector<WriteRun> part;
     for (; i < runs.size() && runs[i].first == segno; ++i) part.push_back(runs[i].second);
     OpenSegment& s = segment_for(segno);
-    // The tail: zeros after the insert position to the first memory page boundary when the
-    // file already reads zeros after it, else to the end of the page, so no stale bytes follow
-    // the last record.
+    // The tail: zeros after the insert position to the first memory page boundary (with
+    // walseg.direct_io, sector boundary: no page cache to fill) when the file already reads
+    // zeros after it, else to the end of the page, so no stale bytes follow the last record.
     if (part.back().buf_index == 1) {
       std::uint64_t end = bs;
-      if (s.zeroed) end = std::min(bs, (snap % bs + mp - 1) / mp * mp);
+      const std::uint64_t end_unit = cfg_.direct_io && direct_unit_ != 0 ? direct_unit_ : mp;
+      if (s.zeroed) end = std::min(bs, (snap % bs + end_unit - 1) / end_unit * end_unit);
       const std::size_t have = static_cast<std::size_t>(snap - tail);
       const std::size_t len = static_cast<std::size_t>(end - tail % bs);
       std::memcpy(tail_, slot(tail - tail % bs) + tail % bs, have);

@@ -2,6 +2,7 @@
 #include "walseg/wal_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <exception>
@@ -17,12 +18,30 @@ namespace {
 
 constexpr std::size_t kMinRingPages = 4;
 
-int open_flags(SyncMethod m) {
-  switch (m) {
-    case SyncMethod::kOpenDatasync: return O_RDWR | O_DSYNC;
-    case SyncMethod::kOpenSync: return O_RDWR | O_SYNC;
-    default: return O_RDWR;
+int open_flags(const Config& c) {
+  int direct = c.direct_io ? O_DIRECT : 0;
+  switch (c.sync_method) {
+    case SyncMethod::kOpenDatasync: return O_RDWR | O_DSYNC | direct;
+    case SyncMethod::kOpenSync: return O_RDWR | O_SYNC | direct;
+    default: return O_RDWR | direct;
   }
+}
+
+// The file offset and length granularity of O_DIRECT on f (statx STATX_DIOALIGN, Linux 6.1);
+// 4096 where the kernel does not say, which every device we know of accepts.
+std::uint32_t direct_io_alignment(const File& f) {
+  struct statx st {};
+  if (::statx(f.fd(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN) &&
+      st.stx_dio_offset_align != 0) {
+    // Our buffers (the ring, the tail copy) are 4096-aligned: enough for any memory alignment up to that.
+    if (st.stx_dio_mem_align > 4096)
+      throw make_error(EINVAL, "open", f.path(),
+                       fmt::format("walseg.direct_io = on: O_DIRECT on \"{}\" needs buffers aligned to {} bytes, "
+                                   "more than the 4096 walseg provides; set walseg.direct_io = off",
+                                   f.path(), st.stx_dio_mem_align));
+    return st.stx_dio_offset_align;
+  }
+  return 4096;
 }
 
 std::byte* alloc_pages(std::size_t bytes) {
@@ -75,22 +94,27 @@ std::byte* WalWriter::slot(Lsn page_lsn) {
 void WalWriter::load_resume_page(Lsn pos) {
   Lsn page = pos - pos % cfg_.block_size_bytes;
   std::lock_guard wl(write_mu_);
-  OpenSegment& s = segment_for(segno_of_lsn(page, cfg_.segment_size_bytes));
+  // Read through a buffered descriptor of its own: with walseg.direct_io the segment's is
+  // O_DIRECT, which would refuse a length that is not a whole number of sectors.
+  File s = File::open(segment_for(segno_of_lsn(page, cfg_.segment_size_bytes)).file.path(), O_RDONLY);
   std::uint64_t off = segment_offset(page, cfg_.segment_size_bytes);
   std::size_t want = static_cast<std::size_t>(pos - page);
   for (std::size_t got = 0; got < want;) {
-    std::size_t n = s.file.pread(slot(page) + got, want - got, off + got);
+    std::size_t n = s.pread(slot(page) + got, want - got, off + got);
     if (n == 0)
-      throw make_error(EIO, "read", s.file.path(),
+      throw make_error(EIO, "read", s.path(),
                        fmt::format("could not read file \"{}\": end of file at offset {} while resuming at {}",
-                                   s.file.path(), off + got, format_lsn(pos)));
+                                   s.path(), off + got, format_lsn(pos)));
     got += n;
   }
 }
 
 void WalWriter::fail(const Error& e) {
-  std::lock_guard lk(error_mu_);
-  if (!error_) error_ = e;
+  {
+    std::lock_guard lk(error_mu_);
+    if (!error_) error_ = e;
+  }
+  wake_flush_waiters();  // so that none sleeps on, waiting for a flush that will not come
 }
 
 void WalWriter::throw_if_failed() const {
@@ -172,6 +196,27 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   return got_end;
 }
 
+File WalWriter::open_segment(const std::string& path) {
+  if (!cfg_.direct_io) return File::open(path, open_flags(cfg_));
+  File f = [&] {
+    try {
+      return File::open(path, open_flags(cfg_));
+    } catch (const Error& e) {
+      if (e.errnum() != EINVAL) throw;
+      throw make_error(EINVAL, "open", path,
+                       fmt::format("{}; the file system refuses O_DIRECT: set walseg.direct_io = off", e.what()));
+    }
+  }();
+  const std::uint32_t align = direct_io_alignment(f);
+  if (align > std::min<std::uint64_t>(kMemoryPageBytes, cfg_.block_size_bytes))
+    throw make_error(EINVAL, "open", path,
+                     fmt::format("walseg.direct_io = on: O_DIRECT on \"{}\" writes in units of {} bytes, more than "
+                                 "walseg.block_size ({} bytes); set walseg.direct_io = off",
+                                 path, align, cfg_.block_size_bytes));
+  direct_unit_ = std::max(direct_unit_, align);
+  return f;
+}
+
 WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
   for (auto& s : segments_) {
     if (s->segno != segno) continue;
@@ -183,8 +228,7 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
-  segments_.push_back(std::make_unique<OpenSegment>(
-      OpenSegment{segno, File::open(rs.path, open_flags(cfg_.sync_method)), true, true, rs.zeroed}));
+  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.path), true, true, rs.zeroed}));
   ++io_counters_.segment_switches;
   return *segments_.back();
 }
@@ -198,8 +242,7 @@ void WalWriter::open_next_early(SegNo segno) {
   std::optional<ReadySegment> rs = mgr_.peek_ready(segno);
   if (!rs) return;
   try {
-    segments_.push_back(std::make_unique<OpenSegment>(
-        OpenSegment{segno, File::open(rs->path, open_flags(cfg_.sync_method)), true, false, rs->zeroed}));
+    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->path), true, false, rs->zeroed}));
   } catch (const Error&) {
   }
 }
@@ -215,19 +258,20 @@ void WalWriter::flush(Lsn lsn) {
     return;
   }
   // Group commit: one caller at a time leads (writes everything inserted so far and syncs);
-  // the others wait on a condition variable, not on the I/O lock, so that when a sync ends
-  // everyone it covered returns at once instead of queueing behind the next leader's sync.
-  std::unique_lock fl(flush_mu_);
+  // the others sleep on flush_epoch_, which every leader bumps when its sync ends. A woken
+  // waiter its sync covered returns without taking any lock, so the ones it did not cover
+  // are not queued behind a convoy of those it did on their way to lead the next sync.
   bool led = false;
-  while (flushed_.load() < lsn) {
+  for (;;) {
+    const std::uint32_t epoch = flush_epoch_.load();  // before the checks: no wake-up is lost
+    if (flushed_.load() >= lsn) break;
     throw_if_failed();
-    if (flush_leader_) {
-      flush_cv_.wait(fl);
+    bool idle = false;
+    if (!flush_leader_.compare_exchange_strong(idle, true)) {
+      flush_epoch_.wait(epoch);
       continue;
     }
-    flush_leader_ = true;
     led = true;
-    fl.unlock();
     std::exception_ptr failure;
     {
       std::lock_guard wl(write_mu_);
@@ -240,12 +284,16 @@ void WalWriter::flush(Lsn lsn) {
         failure = std::current_exception();
       }
     }
-    fl.lock();
-    flush_leader_ = false;
-    flush_cv_.notify_all();
+    flush_leader_.store(false);
+    wake_flush_waiters();
     if (failure) std::rethrow_exception(failure);
   }
   if (!led) ++flush_waits_;
+}
+
+void WalWriter::wake_flush_waiters() {
+  flush_epoch_.fetch_add(1);
+  flush_epoch_.notify_all();
 }
 
 void WalWriter::truncate_before(Lsn lsn) {
