@@ -27,8 +27,9 @@ int open_flags(const Config& c) {
   }
 }
 
-// The file offset and length granularity of O_DIRECT on f (statx STATX_DIOALIGN, Linux 6.1);
-// 4096 where the kernel does not say, which every device we know of accepts.
+// The file offset and length granularity of O_DIRECT on f as the kernel reports it (statx
+// STATX_DIOALIGN, Linux 6.1); 0 where it does not say (tmpfs and btrfs on 6.18, which take any
+// alignment).
 std::uint32_t direct_io_alignment(const File& f) {
   struct statx st {};
   if (::statx(f.fd(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN) &&
@@ -41,7 +42,7 @@ std::uint32_t direct_io_alignment(const File& f) {
                                    f.path(), st.stx_dio_mem_align));
     return st.stx_dio_offset_align;
   }
-  return 4096;
+  return 0;
 }
 
 std::byte* alloc_pages(std::size_t bytes) {
@@ -207,13 +208,17 @@ File WalWriter::open_segment(const std::string& path) {
                        fmt::format("{}; the file system refuses O_DIRECT: set walseg.direct_io = off", e.what()));
     }
   }();
-  const std::uint32_t align = direct_io_alignment(f);
-  if (align > std::min<std::uint64_t>(kMemoryPageBytes, cfg_.block_size_bytes))
+  // Unreported: the memory page (or WAL page, if smaller). A file system that needs more and
+  // does not say so fails the first write with EINVAL, naming the file.
+  const std::uint64_t mp = std::min<std::uint64_t>(kMemoryPageBytes, cfg_.block_size_bytes);
+  const std::uint32_t reported = direct_io_alignment(f);
+  if (reported > mp)
     throw make_error(EINVAL, "open", path,
-                     fmt::format("walseg.direct_io = on: O_DIRECT on \"{}\" writes in units of {} bytes, more than "
-                                 "walseg.block_size ({} bytes); set walseg.direct_io = off",
-                                 path, align, cfg_.block_size_bytes));
-  direct_unit_ = std::max(direct_unit_, align);
+                     fmt::format("walseg.direct_io = on: the kernel reports that O_DIRECT on \"{}\" writes in "
+                                 "units of {} bytes, more than walseg.block_size ({} bytes); set "
+                                 "walseg.direct_io = off or a larger walseg.block_size",
+                                 path, reported, cfg_.block_size_bytes));
+  direct_unit_ = std::max<std::uint32_t>(direct_unit_, reported != 0 ? reported : static_cast<std::uint32_t>(mp));
   return f;
 }
 
