@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(Uring_RoundTripOfEverySizeClassAcrossASegment_ReadBackIdent
       for (std::size_t size : kSizeClasses) a.add(w, size);
     w.flush(a.ends.back());
     for (std::size_t size : kSizeClasses) w.flush(a.add(w, size));
-    BOOST_TEST(w.stats().segment_switches >= 2u);
+    BOOST_TEST(w.stats().segment_switches == 1u);  // segment 1 into 2; starting in 1 is not a switch
   }
   a.check_read_back(dir.path(), cfg);
 }

@@ -78,6 +78,7 @@ struct WalWriterStats {
   std::uint64_t flushes = 0;          ///< flush() calls that did the writing
   std::uint64_t flush_waits = 0;      ///< flush() calls covered by someone else's sync
   std::uint64_t buffer_full_writes = 0;  ///< appenders that had to write pages out first
+  /// Moves from one segment into the next (the segment the writer starts in is not one).
   std::uint64_t segment_switches = 0;
 };
 
@@ -126,6 +127,7 @@ class WalWriter {
   void make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end);
   void write_upto(Lsn target, bool sync);  // caller holds write_mu_
   OpenSegment& segment_for(SegNo segno);
+  void note_segment_entered();  // write_mu_ held
   void fail(const Error& e);
   void wake_flush_waiters();
   void throw_if_failed() const;
@@ -150,6 +152,7 @@ class WalWriter {
 
   mutable std::mutex write_mu_;       ///< one writer of pages at a time; guards segments_
   std::vector<std::unique_ptr<OpenSegment>> segments_;  ///< open, written since last sync
+  bool entered_segment_ = false;       ///< under write_mu_: segment_switches counts from the second
   std::atomic<bool> flush_leader_{false};  ///< someone is writing and syncing for flush()
   /// Bumped when a leader finishes or the writer fails; flush() waiters sleep on it (a 32-bit
   /// atomic, so that std::atomic::wait is a bare futex).

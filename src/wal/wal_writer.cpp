@@ -228,14 +228,20 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     if (!s->announced) {  // opened early: now the writer really moves into it
       mgr_.next_segment(segno);
       s->announced = true;
-      ++io_counters_.segment_switches;
+      note_segment_entered();
     }
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
   segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.path), true, true, rs.zeroed}));
-  ++io_counters_.segment_switches;
+  note_segment_entered();
   return *segments_.back();
+}
+
+// The first segment this writer enters is where it starts, not a switch.
+void WalWriter::note_segment_entered() {
+  if (entered_segment_) ++io_counters_.segment_switches;
+  entered_segment_ = true;
 }
 
 // Opens segment `segno` now if the pool already has it ready, so the commit that crosses into
