@@ -1,70 +1,13 @@
 // Tests of the settings side of the `walseg` tool (src/bin/settings_options.cpp, cmd_show.cpp,
 // cmd_check_config.cpp): --config, repeatable -c, `show` and `check-config`, run as a user
-// would run them. The tool is found next to this test executable (both build into bin/);
-// the tests are skipped when it has not been built.
+// would run them (tool_test_util.h); the tests are skipped when the tool has not been built.
 #define BOOST_TEST_MODULE guc_tool
 #include <boost/test/unit_test.hpp>
 
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "tool_test_util.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
+using namespace walseg_test;
 namespace fs = std::filesystem;
-
-namespace {
-
-fs::path tool_path() {
-  return fs::read_symlink("/proc/self/exe").parent_path() / "walseg";
-}
-
-struct ToolTest {
-  std::string dir;
-  ToolTest() {
-    const char* tmp = ::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/guc_tool_test.XXXXXX";
-    BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-  }
-  ~ToolTest() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(dir + "/" + name) << text;
-    return dir + "/" + name;
-  }
-  struct Result {
-    int status;
-    std::string out, err;
-  };
-  // Runs `walseg <args>` (args are shell words, quoted by the caller where needed).
-  Result run(const std::string& args) const {
-    std::string cmd = "'" + tool_path().string() + "' " + args + " >'" + dir + "/out' 2>'" + dir + "/err'";
-    int raw = std::system(cmd.c_str());
-    auto slurp = [](const std::string& p) {
-      std::ostringstream s;
-      s << std::ifstream(p).rdbuf();
-      return s.str();
-    };
-    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(dir + "/out"), slurp(dir + "/err")};
-  }
-};
-
-boost::test_tools::assertion_result tool_built(boost::unit_test::test_unit_id) {
-  boost::test_tools::assertion_result ok(fs::exists(tool_path()));
-  ok.message() << "walseg tool not built next to the test (" << tool_path() << ")";
-  return ok;
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool, ToolTest, *boost::unit_test::precondition(tool_built))
 

@@ -10,6 +10,7 @@
 #include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/segment_install.h"
+#include "walseg/error.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
@@ -25,6 +26,24 @@ struct CreateArgs {
   SettingsOptions settings;
 };
 
+// Before anything is made: if a segment this run would create is already there, say so and
+// where the free numbers start, instead of creating the ones before it and stopping half-way.
+void refuse_taken_numbers(const CreateArgs& a, const ScanReport& scan, std::uint64_t segment_size) {
+  const SegNo first = a.start, last = a.start + static_cast<SegNo>(a.count) - 1;
+  std::optional<SegNo> taken, highest;
+  for (const SegmentName& s : scan.segments) {
+    if (s.timeline != a.timeline) continue;
+    if (!highest || s.segno > *highest) highest = s.segno;
+    if (s.segno >= first && s.segno <= last && !taken) taken = s.segno;
+  }
+  if (!taken) return;
+  throw make_error(EEXIST, "create", a.dir,
+                   fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
+                               "Segments of timeline {} go up to {}: use --start {} for new ones after them",
+                               segment_file_name(a.timeline, *taken, segment_size), a.dir, a.timeline,
+                               *highest, *highest + 1));
+}
+
 void run_create(const CreateArgs& a) {
   Config cfg = load_config(a.settings);
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_size_option("--segment-size", a.segment_size);
@@ -37,7 +56,8 @@ void run_create(const CreateArgs& a) {
   // (temp files, wrong-size segments) dealt with before anything new is made.
   DirLock lock = DirLock::acquire(dir);
   bool append = cfg.init_method == InitMethod::kNone || cfg.init_method == InitMethod::kFallocateKeepSize;
-  scan_wal_directory(dir, cfg.segment_size_bytes, append);
+  ScanReport scan = scan_wal_directory(dir, cfg.segment_size_bytes, append);
+  refuse_taken_numbers(a, scan, cfg.segment_size_bytes);
   AllocOptions opts{.method = cfg.init_method, .fallback = cfg.fallocate_fallback};
   for (int i = 0; i < a.count; ++i) {
     std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), cfg.segment_size_bytes);

@@ -1,0 +1,71 @@
+// Runs the `walseg` tool as a user would, for the tool's tests (guc_tool_test,
+// tool_create_test): the tool is found next to the test executable (both build into bin/),
+// each fixture gets its own scratch directory, and tool_built is the precondition that skips
+// a suite when the tool has not been built.
+//
+// Not for: production code. Header-only so that each <unit>_test.cpp stays one executable.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace walseg_test {
+
+namespace fs = std::filesystem;
+
+inline fs::path tool_path() {
+  return fs::read_symlink("/proc/self/exe").parent_path() / "walseg";
+}
+
+struct ToolTest {
+  std::string dir;
+  ToolTest() {
+    const char* tmp = ::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/walseg_tool_test.XXXXXX";
+    BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+  }
+  ~ToolTest() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  }
+  struct Result {
+    int status;
+    std::string out, err;
+  };
+  // Runs `walseg <args>` (args are shell words, quoted by the caller where needed).
+  Result run(const std::string& args) const {
+    std::string cmd = "'" + tool_path().string() + "' " + args + " >'" + dir + "/out' 2>'" + dir + "/err'";
+    int raw = std::system(cmd.c_str());
+    auto slurp = [](const std::string& p) {
+      std::ostringstream s;
+      s << std::ifstream(p).rdbuf();
+      return s.str();
+    };
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(dir + "/out"), slurp(dir + "/err")};
+  }
+};
+
+inline boost::test_tools::assertion_result tool_built(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result ok(fs::exists(tool_path()));
+  ok.message() << "walseg tool not built next to the test (" << tool_path() << ")";
+  return ok;
+}
+
+inline bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace walseg_test
