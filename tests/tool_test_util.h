@@ -1,5 +1,5 @@
 // Runs the `walseg` tool as a user would, for the tool's tests (guc_tool_test,
-// tool_create_test): the tool is found next to the test executable (both build into bin/),
+// tool_create_test, tool_bench_test): the tool is found next to the test executable (both build into bin/),
 // each fixture gets its own scratch directory, and tool_built is the precondition that skips
 // a suite when the tool has not been built.
 //

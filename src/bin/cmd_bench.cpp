@@ -41,10 +41,18 @@ struct BenchArgs {
   SettingsOptions settings;
 };
 
-void print_header(const BenchSettings& s, const std::string& root, const FsInfo& fs) {
-  fmt::print("walseg bench: {} segments, {} per method; writes of {}, {} per segment; sync {}\n",
-             format_size(s.segment_size), s.segments, format_size(s.write_size),
-             format_size(std::min(s.write_bytes, s.segment_size)), to_string(s.config.sync_method));
+// The first line describes what the chosen phases use: segment and write sizes only for the
+// phases that make segments per method (not for `switch` alone, which has its own sizes).
+void print_header(const BenchSettings& s, const std::vector<std::string>& phases, const std::string& root,
+                  const FsInfo& fs) {
+  const bool per_method = std::any_of(phases.begin(), phases.end(), [](const std::string& p) { return p != "switch"; });
+  std::string sizes = per_method ? fmt::format("{} segments, {} per method; writes of {}, {} per segment; ",
+                                               format_size(s.segment_size), s.segments, format_size(s.write_size),
+                                               format_size(std::min(s.write_bytes, s.segment_size)))
+                                 : fmt::format("{} segments, {} boundaries; ", format_size(s.switch_segment_size),
+                                               s.switch_boundaries);
+  fmt::print("walseg bench: {}sync {}{}\n", sizes, to_string(s.config.sync_method),
+             s.config.direct_io ? ", WAL writes with O_DIRECT (walseg.direct_io)" : "");
   fmt::print("directory {} is on {} (device {}, mounted at {}, options {}), block size {}{}\n",
              root, fs.type_name, fs.device, fs.mount_point, fs.mount_options, fs.block_size,
              fs.copy_on_write ? ", copy-on-write" : "");
@@ -218,7 +226,7 @@ void run_bench(const BenchArgs& a) {
   std::string root = fmt::format("{}/walseg-bench-{}", parent, ::getpid());
   Directory::open(root, true);
   FsInfo fs = fs_info(root);
-  print_header(s, root, fs);
+  print_header(s, phases, root, fs);
   std::vector<Row> rows;
   nlohmann::json v;
   try {

@@ -1,0 +1,33 @@
+// Tests of `walseg bench`'s report header (src/bin/cmd_bench.cpp), run as a user would run it
+// (tool_test_util.h), on the smallest runs that still exercise it: the header describes the
+// phases asked for, and names walseg.direct_io when it is on. The measurements themselves are
+// benchmarks (bench/), not tests. Skipped when the tool has not been built.
+#define BOOST_TEST_MODULE tool_bench
+#include <boost/test/unit_test.hpp>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+BOOST_FIXTURE_TEST_SUITE(tool_bench, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(SwitchPhaseAlone_HeaderGivesItsOwnSizesNotThePerMethodOnes) {
+  // It printed "16MB segments, 10 per method; writes of 8kB, 4MB per segment" for a phase that
+  // uses none of them.
+  auto r = run("bench --dir '" + dir + "' --phases switch --switch-boundaries 8 --switch-segment-size 1MB");
+  BOOST_TEST(r.status == 0, r.err);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  BOOST_TEST(first == "walseg bench: 1MB segments, 8 boundaries; sync fdatasync", first);
+}
+
+BOOST_AUTO_TEST_CASE(DirectIo_HeaderSaysTheWalIsWrittenWithODirect) {
+  auto r = run("bench --dir '" + dir + "' --phases append --methods sparse --segments 1 -c walseg.direct_io=on");
+  BOOST_TEST(r.status == 0, r.err);
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  BOOST_TEST(contains(first, "1 per method"), first);
+  BOOST_TEST(contains(first, "WAL writes with O_DIRECT (walseg.direct_io)"), first);
+  auto off = run("bench --dir '" + dir + "' --phases append --methods sparse --segments 1");
+  BOOST_TEST(!contains(off.out.substr(0, off.out.find('\n')), "O_DIRECT"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
