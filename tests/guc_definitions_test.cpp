@@ -56,7 +56,7 @@ BOOST_AUTO_TEST_CASE(table_holds_exactly_the_design_settings_under_the_prefix) {
   }
   std::set<std::string_view> expected = {kSegmentSize, kInitMethod, kFallocateFallback,
                                          kRecycle,     kMinSize,    kMaxSize,
-                                         kPreallocSegments, kSyncMethod, kIoMethod,
+                                         kPreallocSegments, kFillIoClass, kSyncMethod, kIoMethod,
                                          kDirectIo,    kBlockSize,  kWalBuffers};
   BOOST_TEST((names == expected));
 }
@@ -71,6 +71,7 @@ BOOST_AUTO_TEST_CASE(defaults_give_exactly_the_config_defaults) {
   BOOST_TEST(c.min_size_bytes == d.min_size_bytes);
   BOOST_TEST(c.max_size_bytes == d.max_size_bytes);
   BOOST_TEST(c.prealloc_segments == d.prealloc_segments);
+  BOOST_TEST((c.fill_io_class == d.fill_io_class));
   BOOST_TEST((c.sync_method == d.sync_method));
   BOOST_TEST((c.io_method == d.io_method));
   BOOST_TEST(c.direct_io == d.direct_io);
@@ -93,7 +94,7 @@ BOOST_AUTO_TEST_CASE(contexts_are_the_documented_ones) {
   Registry r = make_walseg_registry();
   for (auto n : {kSegmentSize, kIoMethod, kDirectIo, kBlockSize, kWalBuffers})
     BOOST_TEST(r.show(n)->context == "postmaster", n);
-  for (auto n : {kMinSize, kMaxSize, kPreallocSegments, kSyncMethod})
+  for (auto n : {kMinSize, kMaxSize, kPreallocSegments, kFillIoClass, kSyncMethod})
     BOOST_TEST(r.show(n)->context == "sighup", n);
   for (auto n : {kInitMethod, kFallocateFallback, kRecycle})
     BOOST_TEST(r.show(n)->context == "user", n);

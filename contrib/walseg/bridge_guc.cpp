@@ -16,6 +16,7 @@
 
 #include "walseg/failpoint.h"
 #include "walseg/guc_definitions.h"
+#include "walseg/io_priority.h"
 #include "walseg/log.h"
 
 namespace {
@@ -233,6 +234,13 @@ bool walseg_bridge_next_log(WalsegLogLevel* level, char* buf, size_t len) noexce
   } catch (...) {
     return false;
   }
+}
+
+bool walseg_bridge_set_fill_io_class(int io_class, char* why, size_t len) noexcept {
+  return guarded(why, len, [&]() -> bool {
+    walseg::set_thread_io_class(static_cast<walseg::FillIoClass>(io_class));
+    return true;
+  });
 }
 
 bool walseg_bridge_arm_failpoints(bool* armed, char* why, size_t len) noexcept {

@@ -47,6 +47,7 @@ static struct config_enum_entry enum_options[WALSEG_MAX_GUCS][WALSEG_MAX_ENUM_OP
 static int	idx_prealloc_segments = -1;
 static int	idx_init_method = -1;
 static int	idx_fallocate_fallback = -1;
+static int	idx_fill_io_class = -1;
 
 /* What each setting means inside PostgreSQL (the long description). */
 static const struct
@@ -60,6 +61,7 @@ static const struct
 	{"walseg.recycle", "Used by the walseg tool. Inside PostgreSQL wal_recycle applies."},
 	{"walseg.min_size", "Used by the walseg tool. Inside PostgreSQL min_wal_size applies, also to the preallocator's horizon."},
 	{"walseg.max_size", "Used by the walseg tool. Inside PostgreSQL max_wal_size applies and bounds how far ahead the preallocator goes."},
+	{"walseg.fill_io_class", "The preallocator applies it to its own fills; walseg_prealloc() runs in the calling backend at that backend's class."},
 	{"walseg.prealloc_segments", "Future segments the preallocator keeps in pg_wal ahead of the insert position, within max_wal_size."},
 	{"walseg.sync_method", "Used by the walseg tool. Inside PostgreSQL wal_sync_method applies."},
 	{"walseg.io_method", "Used by the walseg tool."},
@@ -272,6 +274,7 @@ walseg_define_gucs(bool preloaded)
 	idx_prealloc_segments = index_of("walseg.prealloc_segments");
 	idx_init_method = index_of("walseg.init_method");
 	idx_fallocate_fallback = index_of("walseg.fallocate_fallback");
+	idx_fill_io_class = index_of("walseg.fill_io_class");
 	for (int i = 0; i < nsettings; i++)
 		define_one(i, &descs[i], preloaded);
 	MarkGUCPrefixReserved("walseg");
@@ -299,6 +302,12 @@ int
 walseg_guc_fallocate_fallback(void)
 {
 	return int_vars[idx_fallocate_fallback];
+}
+
+int
+walseg_guc_fill_io_class(void)
+{
+	return int_vars[idx_fill_io_class];
 }
 
 /*

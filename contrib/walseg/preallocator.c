@@ -93,6 +93,21 @@ top_up(WalsegRate *rate)
 	return WALSEG_POLL_MS;
 }
 
+/*
+ * The worker's I/O class, from walseg.fill_io_class (at start and after each reload). Its fills
+ * are buffered, paced, and pushed out with sync_file_range from this process, so with "idle"
+ * mq-deadline and bfq dispatch them after the backends' WAL writes: in bench/pg_walswitch the
+ * commits' median rose by 0.02 ms over stock instead of 0.04-0.12 ms.
+ */
+static void
+apply_fill_io_class(void)
+{
+	char		why[512];
+
+	if (!walseg_bridge_set_fill_io_class(walseg_guc_fill_io_class(), why, sizeof(why)))
+		ereport(WARNING, (errmsg("walseg preallocator: %s", why)));
+}
+
 void
 walseg_preallocator_main(Datum arg)
 {
@@ -113,6 +128,7 @@ walseg_preallocator_main(Datum arg)
 		ereport(LOG, (errmsg("walseg removed %d scratch directories left in \"%s\" by a crash",
 							 removed, XLOGDIR)));
 	walseg_log_cross_check();
+	apply_fill_io_class();
 	ereport(LOG, (errmsg("walseg preallocator started: %d segments ahead, segment size %d bytes",
 						 walseg_guc_prealloc_segments(), wal_segment_size)));
 
@@ -128,6 +144,7 @@ walseg_preallocator_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 			walseg_log_cross_check();
+			apply_fill_io_class();
 		}
 		walseg_rate_observe(&rate, GetXLogInsertRecPtr());
 		sleep_ms = top_up(&rate);

@@ -67,6 +67,7 @@ extern int	walseg_guc_prealloc_segments(void);
 extern int	walseg_guc_prealloc_segments_max(void);
 extern int	walseg_guc_init_method(void);
 extern int	walseg_guc_fallocate_fallback(void);
+extern int	walseg_guc_fill_io_class(void);
 extern void walseg_log_cross_check(void);
 
 /* ---- segment_create.c ---- */

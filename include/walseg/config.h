@@ -54,6 +54,11 @@ inline constexpr std::array<std::string_view, 4> kSyncMethodNames = {
 enum class IoMethod { kPwrite, kIoUring };
 inline constexpr std::array<std::string_view, 2> kIoMethodNames = {"pwrite", "io_uring"};
 
+/// walseg.fill_io_class: the I/O scheduling class (ioprio_set(2)) of background segment fills,
+/// as RocksDB's Env::LowerThreadPoolIOPriority for its background threads.
+enum class FillIoClass { kBestEffort, kIdle };
+inline constexpr std::array<std::string_view, 2> kFillIoClassNames = {"best_effort", "idle"};
+
 template <typename Enum, std::size_t N>
 constexpr std::string_view enum_name(Enum e, const std::array<std::string_view, N>& names) {
   return names[static_cast<std::size_t>(e)];
@@ -71,6 +76,7 @@ inline std::string_view to_string(InitMethod m) { return enum_name(m, kInitMetho
 inline std::string_view to_string(FallbackMethod m) { return enum_name(m, kFallbackMethodNames); }
 inline std::string_view to_string(SyncMethod m) { return enum_name(m, kSyncMethodNames); }
 inline std::string_view to_string(IoMethod m) { return enum_name(m, kIoMethodNames); }
+inline std::string_view to_string(FillIoClass c) { return enum_name(c, kFillIoClassNames); }
 
 inline constexpr std::uint64_t kMiB = 1024 * 1024;
 
@@ -83,6 +89,7 @@ struct Config {
   std::uint64_t min_size_bytes = 80 * kMiB;            ///< walseg.min_size
   std::uint64_t max_size_bytes = 1024 * kMiB;          ///< walseg.max_size
   int prealloc_segments = 2;                           ///< walseg.prealloc_segments
+  FillIoClass fill_io_class = FillIoClass::kBestEffort;  ///< walseg.fill_io_class
   SyncMethod sync_method = SyncMethod::kFdatasync;     ///< walseg.sync_method
   IoMethod io_method = IoMethod::kPwrite;              ///< walseg.io_method
   /// walseg.direct_io: the WAL writer opens segments with O_DIRECT, as PostgreSQL 16's

@@ -11,6 +11,7 @@
 //   walseg.min_size            integer  MB         2 .. 2147483647         80MB        sighup
 //   walseg.max_size            integer  MB         2 .. 2147483647         1GB         sighup
 //   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup
+//   walseg.fill_io_class       enum                best_effort, idle       best_effort sighup
 //   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup
 //   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster
 //   walseg.direct_io           bool                                        off         postmaster
@@ -54,6 +55,7 @@ inline constexpr std::string_view kRecycle = "walseg.recycle";
 inline constexpr std::string_view kMinSize = "walseg.min_size";
 inline constexpr std::string_view kMaxSize = "walseg.max_size";
 inline constexpr std::string_view kPreallocSegments = "walseg.prealloc_segments";
+inline constexpr std::string_view kFillIoClass = "walseg.fill_io_class";
 inline constexpr std::string_view kSyncMethod = "walseg.sync_method";
 inline constexpr std::string_view kIoMethod = "walseg.io_method";
 inline constexpr std::string_view kDirectIo = "walseg.direct_io";

@@ -43,6 +43,10 @@ constexpr EnumOption kSyncMethodOptions[] = {
     {"open_datasync", static_cast<int>(SyncMethod::kOpenDatasync)},
     {"open_sync", static_cast<int>(SyncMethod::kOpenSync)},
 };
+constexpr EnumOption kFillIoClassOptions[] = {
+    {"best_effort", static_cast<int>(FillIoClass::kBestEffort)},
+    {"idle", static_cast<int>(FillIoClass::kIdle)},
+};
 constexpr EnumOption kIoMethodOptions[] = {
     {"pwrite", static_cast<int>(IoMethod::kPwrite)},
     {"io_uring", static_cast<int>(IoMethod::kIoUring)},
@@ -64,10 +68,12 @@ static_assert(options_match(kFallbackMethodOptions, kFallbackMethodNames,
               "walseg.fallocate_fallback options differ from kFallbackMethodNames");
 static_assert(options_match(kSyncMethodOptions, kSyncMethodNames, static_cast<int>(SyncMethod::kOpenSync)),
               "walseg.sync_method options differ from kSyncMethodNames");
+static_assert(options_match(kFillIoClassOptions, kFillIoClassNames, static_cast<int>(FillIoClass::kIdle)),
+              "walseg.fill_io_class options differ from kFillIoClassNames");
 static_assert(options_match(kIoMethodOptions, kIoMethodNames, static_cast<int>(IoMethod::kIoUring)),
               "walseg.io_method options differ from kIoMethodNames");
 
-constexpr std::array<SettingDef, 12> kSettings = {{
+constexpr std::array<SettingDef, 13> kSettings = {{
     {kSegmentSize, Context::kPostmaster, "Size of each WAL segment file.",
      IntSpec{.default_value = static_cast<std::int64_t>(kDefaults.segment_size_bytes) / kKiB,
              .min = 1024, .max = 1024 * 1024, .unit = Unit::kKilobytes, .check = power_of_two}},
@@ -86,6 +92,8 @@ constexpr std::array<SettingDef, 12> kSettings = {{
              .min = 2, .max = INT_MAX, .unit = Unit::kMegabytes}},
     {kPreallocSegments, Context::kSighup, "Number of segment files kept ready ahead of need.",
      IntSpec{.default_value = kDefaults.prealloc_segments, .min = 0, .max = 1024}},
+    {kFillIoClass, Context::kSighup, "I/O scheduling class of background segment fills.",
+     EnumSpec{kFillIoClassOptions, static_cast<int>(kDefaults.fill_io_class)}},
     {kSyncMethod, Context::kSighup, "Selects the method used for forcing WAL updates to disk.",
      EnumSpec{kSyncMethodOptions, static_cast<int>(kDefaults.sync_method)}},
     {kIoMethod, Context::kPostmaster, "Selects the method for writing WAL.",
@@ -166,6 +174,7 @@ Config make_config(const Registry& r) {
   c.min_size_bytes = static_cast<std::uint64_t>(r.get_int(kMinSize)) * kMiBytes;
   c.max_size_bytes = static_cast<std::uint64_t>(r.get_int(kMaxSize)) * kMiBytes;
   c.prealloc_segments = static_cast<int>(r.get_int(kPreallocSegments));
+  c.fill_io_class = static_cast<FillIoClass>(r.get_enum(kFillIoClass));
   c.sync_method = static_cast<SyncMethod>(r.get_enum(kSyncMethod));
   c.io_method = static_cast<IoMethod>(r.get_enum(kIoMethod));
   c.direct_io = r.get_bool(kDirectIo);

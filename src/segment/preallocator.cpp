@@ -9,7 +9,9 @@
 // arrives in small pieces the device interleaves with commits. Measured with `walseg bench
 // --phases switch` on ext4 (1 MiB segments): 64 kB chunks gave a pooled ordinary p99 of
 // ~1.3x the recycled reference, 256 kB ~2x, 1 MiB ~2.5x; the idle I/O priority class made
-// p99.9 worse (idle requests starve, then arrive in a burst), so it is not used. 16 kB
+// p99.9 worse there (idle requests starve, then arrive in a burst), so walseg.fill_io_class
+// defaults to best_effort (the PostgreSQL extension's paced buffered fills are another case:
+// contrib/walseg/preallocator.c). 16 kB
 // chunks then brought the pooled boundary p99 from 1.5x the ordinary p99 (64 kB) to 0.8-1.1x
 // in quiet runs, with ordinary p99.9 unchanged (~650 us, about 2.1-2.3x recycled: the fill's
 // fsync and install once per segment, not the chunk size, set that tail); 8 kB was no better.
@@ -20,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "walseg/io_priority.h"
 #include "walseg/log.h"
 #include "walseg/segment_manager.h"
 
@@ -63,6 +66,13 @@ void SegmentManager::pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::ui
 }
 
 void SegmentManager::preallocator_loop() {
+  if (cfg_.fill_io_class != FillIoClass::kBestEffort) {
+    try {
+      set_thread_io_class(cfg_.fill_io_class);
+    } catch (const Error& e) {  // fills still work, at the default class
+      log(LogLevel::kWarning, e.what());
+    }
+  }
   std::unique_lock lk(mu_);
   while (!stop_) {
     std::optional<Job> job;
