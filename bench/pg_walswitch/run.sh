@@ -7,8 +7,7 @@
 # Configurations, each with wal_recycle = off (the copy-on-write advice), then on:
 #   stock-zero-on     stock PostgreSQL, wal_init_zero = on (its default)
 #   stock-zero-off    stock PostgreSQL, wal_init_zero = off
-#   walseg-METHOD     shared_preload_libraries = 'walseg', walseg.init_method = METHOD
-#                     (walseg.fill_io_class = idle), for the
+#   walseg-METHOD     shared_preload_libraries = 'walseg', walseg.init_method = METHOD, for the
 #                     full-size methods the extension accepts: zero_write posix_fallocate
 #                     glibc_emulation sparse; wal_init_zero = on for any segment PostgreSQL
 #                     still has to create itself
@@ -246,10 +245,7 @@ config_conf() {
       echo "wal_init_zero = on"
       echo "shared_preload_libraries = 'walseg'"
       echo "walseg.init_method = '${cfg#walseg-}'"
-      echo "walseg.prealloc_segments = $prealloc"
-      # The fills yield to the backends' WAL writes (mq-deadline, bfq): the commits' median
-      # then rose 0.02 ms over stock's instead of 0.04-0.12 ms.
-      echo "walseg.fill_io_class = idle" ;;
+      echo "walseg.prealloc_segments = $prealloc" ;;
     *) echo "run.sh: unknown configuration $cfg" >&2; return 1 ;;
   esac
 }

@@ -96,8 +96,10 @@ top_up(WalsegRate *rate)
 /*
  * The worker's I/O class, from walseg.fill_io_class (at start and after each reload). Its fills
  * are buffered, paced, and pushed out with sync_file_range from this process, so with "idle"
- * mq-deadline and bfq dispatch them after the backends' WAL writes: in bench/pg_walswitch the
- * commits' median rose by 0.02 ms over stock instead of 0.04-0.12 ms.
+ * mq-deadline and bfq dispatch them after the backends' WAL writes. In bench/pg_walswitch (3
+ * runs each) the commits' median then rose 0.02 ms over stock's instead of 0.04-0.12 ms, but
+ * an idle fill could starve and then finish in a burst (fills of 260-490 ms, commit stalls of
+ * 200-260 ms), so the default stays best_effort.
  */
 static void
 apply_fill_io_class(void)
