@@ -1,7 +1,7 @@
-// Runs the `walseg` tool as a user would, for the tool's tests (guc_tool_test,
-// tool_create_test, tool_bench_test): the tool is found next to the test executable (both build into bin/),
-// each fixture gets its own scratch directory, and tool_built is the precondition that skips
-// a suite when the tool has not been built.
+// Runs the `walseg` tool as a user would, for the tool's tests (guc_tool_test, tool_create_test,
+// tool_bench_test): the tool is found next to the test executable (both build into bin/), each
+// fixture gets its own scratch directory (fs_test_util.h's TempDir), and tool_built is the
+// precondition that skips a suite when the tool has not been built.
 //
 // Not for: production code. Header-only so that each <unit>_test.cpp stays one executable.
 #pragma once
@@ -17,6 +17,8 @@
 #include <sstream>
 #include <string>
 
+#include "fs_test_util.h"
+
 namespace walseg_test {
 
 namespace fs = std::filesystem;
@@ -26,17 +28,8 @@ inline fs::path tool_path() {
 }
 
 struct ToolTest {
-  std::string dir;
-  ToolTest() {
-    const char* tmp = ::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/walseg_tool_test.XXXXXX";
-    BOOST_TEST_REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-  }
-  ~ToolTest() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  TempDir tmp;
+  const std::string dir = tmp.path();
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(dir + "/" + name) << text;
     return dir + "/" + name;

@@ -60,29 +60,36 @@ std::uint64_t reported_direct_unit(const std::string& dir) {
   return unit;
 }
 
-}  // namespace
-
-BOOST_FIXTURE_TEST_SUITE(wal_writer_direct, WalWriterFixture)
-
-BOOST_AUTO_TEST_CASE(FlushAfterEveryRecord_EverySizeClassAcrossASegment_ReadBackIdentical) {
+/// For each io method: cfg with walseg.direct_io on, a fresh directory, body(dir, appended),
+/// then the read-back of everything body appended.
+template <typename Body>
+void with_direct_io(Config& cfg, Body body) {
   for (IoMethod io : io_methods()) {
     BOOST_TEST_CONTEXT("io_method " << to_string(io)) {
       TempDir d;
       cfg.io_method = io;
       cfg.direct_io = true;
       Appended a;
-      {
-        auto wal = Wal::open(d.path(), cfg);
-        WalWriter& w = wal->writer();
-        // Twice the size classes, then on into the second segment (1 MB segments).
-        for (int round = 0; round < 2; ++round)
-          for (std::size_t size : kSizeClasses) w.flush(a.add(w, size));
-        while (w.insert_lsn() < 2 * kSegBytes + 100000) w.flush(a.add(w, 8192));
-        BOOST_TEST(w.stats().segment_switches == 1u);  // segment 1 into 2
-      }
+      body(d.path(), a);
       a.check_read_back(d.path(), cfg);
     }
   }
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(wal_writer_direct, WalWriterFixture)
+
+BOOST_AUTO_TEST_CASE(FlushAfterEveryRecord_EverySizeClassAcrossASegment_ReadBackIdentical) {
+  with_direct_io(cfg, [&](const std::string& d, Appended& a) {
+    auto wal = Wal::open(d, cfg);
+    WalWriter& w = wal->writer();
+    // Twice the size classes, then on into the second segment (1 MB segments).
+    for (int round = 0; round < 2; ++round)
+      for (std::size_t size : kSizeClasses) w.flush(a.add(w, size));
+    while (w.insert_lsn() < 2 * kSegBytes + 100000) w.flush(a.add(w, 8192));
+    BOOST_TEST(w.stats().segment_switches == 1u);  // segment 1 into 2
+  });
 }
 
 BOOST_AUTO_TEST_CASE(Commit_OfAnEightKilobyteRecord_WritesWholeSectorsNotWholeMemoryPages) {
@@ -94,53 +101,37 @@ BOOST_AUTO_TEST_CASE(Commit_OfAnEightKilobyteRecord_WritesWholeSectorsNotWholeMe
   const std::uint64_t reported = reported_direct_unit(dir.path());
   const std::uint64_t unit = reported != 0 ? reported : 4096;
   BOOST_TEST_MESSAGE("O_DIRECT unit here: " << unit << " bytes");
-  for (IoMethod io : io_methods()) {
-    BOOST_TEST_CONTEXT("io_method " << to_string(io)) {
-      TempDir d;
-      cfg.io_method = io;
-      cfg.direct_io = true;
-      Appended a;
-      {
-        auto wal = Wal::open(d.path(), cfg);
-        WalWriter& w = wal->writer();
-        const Lsn start = w.insert_lsn();
-        constexpr int kCommits = 40;
-        for (int i = 0; i < kCommits; ++i) w.flush(a.add(w, 8192));
-        const std::uint64_t fresh = w.flushed_lsn() - start;
-        BOOST_TEST(w.stats().bytes_written % unit == 0u);
-        BOOST_TEST(w.stats().bytes_written >= fresh);
-        // At most one sector before each commit's new bytes and one after them.
-        BOOST_TEST(w.stats().bytes_written <= fresh + kCommits * 2 * (unit - 1) + unit);
-      }
-      a.check_read_back(d.path(), cfg);
-    }
-  }
+  with_direct_io(cfg, [&](const std::string& d, Appended& a) {
+    auto wal = Wal::open(d, cfg);
+    WalWriter& w = wal->writer();
+    const Lsn start = w.insert_lsn();
+    constexpr int kCommits = 40;
+    for (int i = 0; i < kCommits; ++i) w.flush(a.add(w, 8192));
+    const std::uint64_t fresh = w.flushed_lsn() - start;
+    BOOST_TEST(w.stats().bytes_written % unit == 0u);
+    BOOST_TEST(w.stats().bytes_written >= fresh);
+    // At most one sector before each commit's new bytes and one after them.
+    BOOST_TEST(w.stats().bytes_written <= fresh + kCommits * 2 * (unit - 1) + unit);
+  });
 }
 
 BOOST_AUTO_TEST_CASE(Resume_InTheMiddleOfASector_RecordsBeforeTheResumePointSurvive) {
   // The resumed page is read back through a buffered descriptor (an O_DIRECT read of a length
   // that is not whole sectors fails), and the first commit after it rewrites the sector
   // holding the resume point from that copy: zeros there would erase the first records.
-  for (IoMethod io : io_methods()) {
-    BOOST_TEST_CONTEXT("io_method " << to_string(io)) {
-      TempDir d;
-      cfg.io_method = io;
-      cfg.direct_io = true;
-      Appended a;
-      {
-        auto wal = Wal::open(d.path(), cfg);
-        for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
-        wal->writer().flush(a.ends.back());
-      }
-      for (int session = 0; session < 3; ++session) {
-        auto wal = Wal::open(d.path(), cfg);
-        BOOST_TEST(wal->recovery().end_lsn == a.ends.back());
-        BOOST_REQUIRE(wal->recovery().end_lsn % 512 != 0);  // really mid-sector
-        for (int i = 0; i < 3; ++i) wal->writer().flush(a.add(wal->writer(), 100 + 7 * i));
-      }
-      a.check_read_back(d.path(), cfg);
+  with_direct_io(cfg, [&](const std::string& d, Appended& a) {
+    {
+      auto wal = Wal::open(d, cfg);
+      for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+      wal->writer().flush(a.ends.back());
     }
-  }
+    for (int session = 0; session < 3; ++session) {
+      auto wal = Wal::open(d, cfg);
+      BOOST_TEST(wal->recovery().end_lsn == a.ends.back());
+      BOOST_REQUIRE(wal->recovery().end_lsn % 512 != 0);  // really mid-sector
+      for (int i = 0; i < 3; ++i) wal->writer().flush(a.add(wal->writer(), 100 + 7 * i));
+    }
+  });
 }
 
 BOOST_AUTO_TEST_CASE(UnreportedUnit_OneKilobytePagesOnTmpfs_AreNotRefused) {

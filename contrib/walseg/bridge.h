@@ -124,8 +124,9 @@ bool		walseg_bridge_next_log(WalsegLogLevel *level, char *buf, size_t len) WALSE
  * *armed tells whether it was set at all. */
 bool		walseg_bridge_arm_failpoints(bool *armed, char *why, size_t len) WALSEG_NOEXCEPT;
 
-/* Puts the calling process's I/O in walseg.fill_io_class's class `io_class` (its enum value;
- * io_priority.h). Returns false with the reason (naming the setting) on failure. */
+/* Puts the calling thread's I/O (the preallocator worker's only thread) in walseg.fill_io_class's
+ * class `io_class`, its enum value (set_thread_io_class in io_priority.h). Returns false with
+ * the reason, naming the setting and errno's text, on failure. */
 bool		walseg_bridge_set_fill_io_class(int io_class, char *why, size_t len) WALSEG_NOEXCEPT;
 
 /* ---- names (bridge_segment.cpp) ---- */

@@ -29,6 +29,7 @@
 // Lifetime: the SegmentManager must outlive the writer. The destructor does not flush.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -120,6 +121,12 @@ class WalWriter {
   /// The page cache's unit: a buffered write covering only part of one that is not cached
   /// reads it first (wal_write_out.cpp).
   static constexpr std::uint64_t kMemoryPageBytes = 4096;
+  /// The memory page, or the WAL page if smaller (walseg.block_size 1-2 kB): the unit a
+  /// buffered write-out ends on, and every O_DIRECT unit open_segment accepts divides it.
+  std::uint64_t memory_unit() const { return std::min<std::uint64_t>(kMemoryPageBytes, cfg_.block_size_bytes); }
+  /// walseg.direct_io: the O_DIRECT unit of the segments opened so far; memory_unit() before
+  /// the first. Caller holds write_mu_.
+  std::uint64_t direct_unit() const { return direct_unit_ != 0 ? direct_unit_ : memory_unit(); }
   File open_segment(const std::string& path);  // walseg.direct_io errors name the setting
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);

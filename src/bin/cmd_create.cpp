@@ -9,8 +9,8 @@
 #include "walseg/dir_lock.h"
 #include "walseg/dir_scan.h"
 #include "walseg/directory.h"
-#include "walseg/segment_install.h"
 #include "walseg/error.h"
+#include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
@@ -55,8 +55,7 @@ void run_create(const CreateArgs& a) {
   // Like every writer of a WAL directory: one process at a time, and leftovers of a crash
   // (temp files, wrong-size segments) dealt with before anything new is made.
   DirLock lock = DirLock::acquire(dir);
-  bool append = cfg.init_method == InitMethod::kNone || cfg.init_method == InitMethod::kFallocateKeepSize;
-  ScanReport scan = scan_wal_directory(dir, cfg.segment_size_bytes, append);
+  ScanReport scan = scan_wal_directory(dir, cfg.segment_size_bytes, append_mode(cfg.init_method));
   refuse_taken_numbers(a, scan, cfg.segment_size_bytes);
   AllocOptions opts{.method = cfg.init_method, .fallback = cfg.fallocate_fallback};
   for (int i = 0; i < a.count; ++i) {

@@ -32,16 +32,14 @@ void WalWriter::write_upto(Lsn target, bool sync) {
   Lsn from = written_.load();
   // walseg.direct_io: O_DIRECT writes whole sectors, so the write starts at the sector holding
   // `from`, its bytes before `from` again from the ring (the page holding `from` is still
-  // there). Until a segment says otherwise, the memory page (or WAL page, if smaller): every
-  // unit open_segment accepts divides it, and it never reaches back into an earlier WAL page.
-  const std::uint64_t mp = std::min(kMemoryPageBytes, bs);
-  const std::uint64_t unit = cfg_.direct_io ? (direct_unit_ != 0 ? direct_unit_ : mp) : 1;
+  // there; direct_unit() never reaches back into an earlier WAL page).
+  const std::uint64_t mp = memory_unit();
+  const std::uint64_t unit = cfg_.direct_io ? direct_unit() : 1;
   const Lsn start = from - from % unit;
   Lsn page = start - start % bs;
   // Runs of pages contiguous in the file and in the ring, one segment each, in LSN order.
   std::vector<std::pair<SegNo, WriteRun>> runs;
-  // Where tail_ takes over: the memory page holding snap (or `start`, if later). A WAL page
-  // smaller than a memory page (walseg.block_size 1-2 kB) is its own unit.
+  // Where tail_ takes over: the memory_unit() holding snap (or `start`, if later).
   const Lsn tail = snap % bs == 0 ? snap : std::max(start, snap - snap % mp);
   // The bytes of the first page below `start` are already in the file: starting there rather
   // than at the page start halves what an 8 kB commit writes (buffered I/O needs no alignment;
@@ -76,7 +74,7 @@ void WalWriter::write_upto(Lsn target, bool sync) {
     // zeros after it, else to the end of the page, so no stale bytes follow the last record.
     if (part.back().buf_index == 1) {
       std::uint64_t end = bs;
-      const std::uint64_t end_unit = cfg_.direct_io && direct_unit_ != 0 ? direct_unit_ : mp;
+      const std::uint64_t end_unit = cfg_.direct_io ? direct_unit() : mp;
       if (s.zeroed) end = std::min(bs, (snap % bs + end_unit - 1) / end_unit * end_unit);
       const std::size_t have = static_cast<std::size_t>(snap - tail);
       const std::size_t len = static_cast<std::size_t>(end - tail % bs);

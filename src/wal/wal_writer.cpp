@@ -17,6 +17,8 @@ namespace walseg {
 namespace {
 
 constexpr std::size_t kMinRingPages = 4;
+// The ring and the tail copy: page-aligned, which also suits O_DIRECT (statx dio_mem_align).
+constexpr std::size_t kBufferAlign = 4096;
 
 int open_flags(const Config& c) {
   int direct = c.direct_io ? O_DIRECT : 0;
@@ -34,12 +36,11 @@ std::uint32_t direct_io_alignment(const File& f) {
   struct statx st {};
   if (::statx(f.fd(), "", AT_EMPTY_PATH, STATX_DIOALIGN, &st) == 0 && (st.stx_mask & STATX_DIOALIGN) &&
       st.stx_dio_offset_align != 0) {
-    // Our buffers (the ring, the tail copy) are 4096-aligned: enough for any memory alignment up to that.
-    if (st.stx_dio_mem_align > 4096)
+    if (st.stx_dio_mem_align > kBufferAlign)
       throw make_error(EINVAL, "open", f.path(),
                        fmt::format("walseg.direct_io = on: O_DIRECT on \"{}\" needs buffers aligned to {} bytes, "
-                                   "more than the 4096 walseg provides; set walseg.direct_io = off",
-                                   f.path(), st.stx_dio_mem_align));
+                                   "more than the {} walseg provides; set walseg.direct_io = off",
+                                   f.path(), st.stx_dio_mem_align, kBufferAlign));
     return st.stx_dio_offset_align;
   }
   return 0;
@@ -47,7 +48,7 @@ std::uint32_t direct_io_alignment(const File& f) {
 
 std::byte* alloc_pages(std::size_t bytes) {
   void* p = nullptr;
-  if (posix_memalign(&p, 4096, bytes) != 0) throw std::bad_alloc();
+  if (posix_memalign(&p, kBufferAlign, bytes) != 0) throw std::bad_alloc();
   std::memset(p, 0, bytes);
   return static_cast<std::byte*>(p);
 }
@@ -95,9 +96,12 @@ std::byte* WalWriter::slot(Lsn page_lsn) {
 void WalWriter::load_resume_page(Lsn pos) {
   Lsn page = pos - pos % cfg_.block_size_bytes;
   std::lock_guard wl(write_mu_);
-  // Read through a buffered descriptor of its own: with walseg.direct_io the segment's is
-  // O_DIRECT, which would refuse a length that is not a whole number of sectors.
-  File s = File::open(segment_for(segno_of_lsn(page, cfg_.segment_size_bytes)).file.path(), O_RDONLY);
+  File& seg = segment_for(segno_of_lsn(page, cfg_.segment_size_bytes)).file;
+  // With walseg.direct_io, through a buffered descriptor of its own: the segment's is O_DIRECT,
+  // which would refuse a length that is not a whole number of sectors.
+  std::optional<File> buffered;
+  if (cfg_.direct_io) buffered = File::open(seg.path(), O_RDONLY);
+  File& s = buffered ? *buffered : seg;
   std::uint64_t off = segment_offset(page, cfg_.segment_size_bytes);
   std::size_t want = static_cast<std::size_t>(pos - page);
   for (std::size_t got = 0; got < want;) {
@@ -208,17 +212,16 @@ File WalWriter::open_segment(const std::string& path) {
                        fmt::format("{}; the file system refuses O_DIRECT: set walseg.direct_io = off", e.what()));
     }
   }();
-  // Unreported: the memory page (or WAL page, if smaller). A file system that needs more and
-  // does not say so fails the first write with EINVAL, naming the file.
-  const std::uint64_t mp = std::min<std::uint64_t>(kMemoryPageBytes, cfg_.block_size_bytes);
+  // Unreported: memory_unit(). A file system that needs more and does not say so fails the
+  // first write with EINVAL, naming the file.
   const std::uint32_t reported = direct_io_alignment(f);
-  if (reported > mp)
+  if (reported > memory_unit())
     throw make_error(EINVAL, "open", path,
                      fmt::format("walseg.direct_io = on: the kernel reports that O_DIRECT on \"{}\" writes in "
                                  "units of {} bytes, more than walseg.block_size ({} bytes); set "
                                  "walseg.direct_io = off or a larger walseg.block_size",
                                  path, reported, cfg_.block_size_bytes));
-  direct_unit_ = std::max<std::uint32_t>(direct_unit_, reported != 0 ? reported : static_cast<std::uint32_t>(mp));
+  direct_unit_ = std::max(direct_unit_, reported != 0 ? reported : static_cast<std::uint32_t>(memory_unit()));
   return f;
 }
 
