@@ -46,8 +46,23 @@
 # log count, 0 when everything is accounted for.
 # Tail attribution: each commit at or above a configuration's p99.9, and its slowest, is
 # marked "creating" if it overlapped one of PostgreSQL's own segment creations in the commit
-# path (log timestamps, ms), "ckpt" if it overlapped a checkpoint's sync phase, else "other"
-# (the machine: other tenants' I/O, the virtual disk).
+# path (log timestamps, ms), "ckpt" if it overlapped a checkpoint's sync phase, "writeback" if
+# it overlapped a burst of the kernel's writeback (below), "disk" if it overlapped a stall of
+# the disk (below), else "other".
+# Writeback bursts: the table grows by about as many bytes as the WAL (40 MB/s here), and
+# PostgreSQL writes each new block to the kernel when it extends the relation; the kernel
+# keeps those dirty pages until they are 30 s old (vm.dirty_expire_centisecs) and then writes
+# them out at once, over a GB here. Every WAL fdatasync queues behind that for 100-300 ms,
+# whatever the configuration, and since the CHECKPOINT cleaned everything at the window's
+# start, the burst comes near the end of a 30 s window: inside it in some runs, just after it
+# in others. So the script samples Dirty from /proc/meminfo every 100 ms during each run
+# (runs/NAME.io) and marks as a burst any stretch in which Dirty falls by at least
+# max(64 MB, two segments) within 0.5 s (a segment's own fsync falls by one segment).
+# Disk stalls: the virtual disk here sometimes completes nothing for 100-300 ms, in any
+# configuration (other tenants of the host). The same sampler reads the work directory's block
+# device counters (/sys/class/block/DEV/stat): two samples in a row with requests in flight
+# and no request completed in between mark a stall. A fill that kept the disk busy would show
+# its own completions, so this does not hide what walseg does.
 #
 # Output: the table on stdout and in WORK/results.md, every number in WORK/results.json,
 # per run the client's JSON (slowest commits, switch times, per-second series), its samples
@@ -264,6 +279,32 @@ wait_preallocator() {
   return 1
 }
 
+# Prints "unix_seconds dirty_kB writeback_kB completed in_flight" every 100 ms until killed:
+# /proc/meminfo, and the requests (reads + writes + flushes) completed so far and in flight on
+# the block device given as argument, "- -" without one (see "Writeback bursts" and "Disk
+# stalls" in the header).
+io_sampler='
+import sys, time
+dev = sys.argv[1]
+while True:
+    v = {}
+    for line in open("/proc/meminfo"):
+        k, n = line.split()[:2]
+        v[k] = n
+    done = busy = "-"
+    try:
+        f = [int(x) for x in open(dev).read().split()]
+        done = f[0] + f[4] + (f[15] if len(f) > 15 else 0)
+        busy = f[8]
+    except (OSError, ValueError, IndexError):
+        pass
+    print(time.time(), v["Dirty:"], v["Writeback:"], done, busy, flush=True)
+    time.sleep(0.1)
+'
+# The work directory's block device (its counters), if the kernel shows one for it.
+io_dev="$(readlink -f "$(df --output=source "$work" | tail -1)" 2>/dev/null || true)"
+io_dev="/sys/class/block/$(basename "${io_dev:-none}")/stat"
+
 run_one() {
   local rep="$1" cfg="$2" recycle="$3" name
   name="$cfg.recycle-$recycle.rep$rep"
@@ -283,11 +324,15 @@ run_one() {
     wait_preallocator
   fi
   printf '%-40s ' "$name"
+  python3 -c "$io_sampler" "$io_dev" > "$work/runs/$name.io" &
+  local sampler=$!
   local ckpt_opt=()
   ((checkpoint)) && ckpt_opt=(--checkpoint)
   "$client" --conninfo "$conninfo" --label "$name" --clients "$clients" --duration "$duration" \
     --warmup "$warmup" "${ckpt_opt[@]}" --payload "$payload" --json "$work/runs/$name.json" \
     --samples "$work/runs/$name.samples" --format json >/dev/null
+  kill "$sampler"
+  wait "$sampler" 2>/dev/null || true
   if [[ "$cfg" == walseg-* ]]; then
     psql_ -c "SELECT row_to_json(s) FROM walseg_status() s" > "$work/runs/$name.walseg.json"
   fi
@@ -379,6 +424,41 @@ def log_counts(path):
                 sync_from = None
     return c, creating, ckpt_sync
 
+def io_samples(path):
+    """The sampler's lines (run.sh's io_sampler): (unix s, dirty bytes, completed, in flight),
+    the last two None without a device."""
+    s = []
+    if os.path.exists(path):
+        for x in open(path):
+            f = x.split()
+            if len(f) == 5:
+                dev = f[3] != "-"
+                s.append((float(f[0]), int(f[1]) * 1024, int(f[3]) if dev else None,
+                          int(f[4]) if dev else None))
+    return s
+
+def writeback_bursts(s, segment_bytes):
+    """Intervals (Unix seconds) in which the kernel wrote back a burst of dirty pages: Dirty
+    fell by at least max(64 MB, two segments) within 0.5 s (see run.sh's header), widened by
+    one sample period on each side since a stall starts as the burst is queued."""
+    drop = max(64 << 20, 2 * segment_bytes)
+    out = []
+    for i, (t0, d0, _, _) in enumerate(s):
+        for t1, d1, _, _ in s[i + 1:]:
+            if t1 - t0 > 0.5:
+                break
+            if d0 - d1 >= drop:
+                out.append((t0 - 0.1, t1 + 0.1))
+                break
+    return out
+
+def disk_stalls(s):
+    """Intervals in which the disk had requests in flight at two samples in a row and
+    completed none in between (see run.sh's header); the stall began up to one sample period
+    before the first."""
+    return [(a[0] - 0.1, b[0]) for a, b in zip(s, s[1:])
+            if a[2] is not None and b[2] is not None and a[3] > 0 and b[3] > 0 and a[2] == b[2]]
+
 def overlaps(a, b, intervals, slack=0.002):
     return any(a < y + slack and b > x - slack for x, y in intervals)
 
@@ -403,11 +483,16 @@ for recycle in recycles:
             base = r[:-5]
             c, creating, ckpt_sync = log_counts(base + ".log")
             t0 = j["start_unix_ms"] / 1000.0
+            io = io_samples(base + ".io")
+            bursts = writeback_bursts(io, j["wal"]["segment_size"])
+            stalls = disk_stalls(io)
             for x in open(base + ".samples"):
                 st, l = (int(v) for v in x.split())
                 a = t0 + st / 1e6
                 cause = ("creating" if overlaps(a, a + l / 1e6, creating) else
-                         "ckpt" if overlaps(a, a + l / 1e6, ckpt_sync) else "other")
+                         "ckpt" if overlaps(a, a + l / 1e6, ckpt_sync) else
+                         "writeback" if overlaps(a, a + l / 1e6, bursts) else
+                         "disk" if overlaps(a, a + l / 1e6, stalls) else "other")
                 lat.append((l, cause))
             secs += j["measured_s"]
             commits += j["commits"]
@@ -429,7 +514,7 @@ for recycle in recycles:
         lat.sort()
         p999 = pct([l for l, _ in lat], .999)
         tail = [cause for l, cause in lat if l / 1000.0 >= p999]
-        causes = {k: tail.count(k) for k in ("creating", "ckpt", "other")}
+        causes = {k: tail.count(k) for k in ("creating", "ckpt", "writeback", "disk", "other")}
         lat_cause = lat
         lat = [l for l, _ in lat]
         rows.append({"config": cfg, "wal_recycle": recycle, "runs": len(runs), "commits": commits,
@@ -449,7 +534,7 @@ for recycle in recycles:
 
 hdr = ("| configuration | wal_recycle | TPS | p50 ms | p99 ms | p99.9 ms | p99.99 ms | max ms | "
        "switches | PG created (commit path + ckpt) | PG create ms avg/max | walseg created | "
-       "recycled (before + in window) | ckpts in window | >= p99.9 during creating/ckpt/other | max during |")
+       "recycled (before + in window) | ckpts in window | >= p99.9 during creating/ckpt/writeback/disk/other | max during |")
 lines = [hdr, "|" + "---|" * 16]
 for r in rows:
     l = r["latency_ms"]
@@ -459,7 +544,8 @@ for r in rows:
                  f'({r["pg_created_commit_path"]} + {r["pg_created_checkpointer"]}) | '
                  f'{r["pg_create_ms_avg"]:.1f}/{r["pg_create_ms_max"]:.1f} | {r["walseg_created"]} | '
                  f'{r["recycled_before"]} + {r["recycled"]} | {r["checkpoints"]} | '
-                 f'{r["tail_causes"]["creating"]}/{r["tail_causes"]["ckpt"]}/{r["tail_causes"]["other"]} | '
+                 f'{r["tail_causes"]["creating"]}/{r["tail_causes"]["ckpt"]}/'
+                 f'{r["tail_causes"]["writeback"]}/{r["tail_causes"]["disk"]}/{r["tail_causes"]["other"]} | '
                  f'{r["max_cause"]} |')
 
 verdict = []
