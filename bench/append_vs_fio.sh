@@ -3,7 +3,9 @@
 # against two references measured in the same run on the same filesystem: fio (ioengine io_uring, 8 kB writes, fdatasync after each, into a
 # zero-filled file of one segment's size) and pg_test_fsync's "one 8kB write" fdatasync row.
 # The three are interleaved for ROUNDS rounds and compared by their medians, because on a
-# shared virtual disk one run of each moves by 20% from minute to minute.
+# shared virtual disk one run of each moves by 20% from minute to minute. Each walseg run also
+# measures group commit (walseg bench's commit phase: 1 client, then 8, each flushing its own
+# 8 kB record), reported as the median over rounds of each round's 8-to-1 ratio.
 #
 # Usage: bench/append_vs_fio.sh [DIR] [SEGMENTS] [ROUNDS]   (DIR default: current directory;
 #        SEGMENTS x 4 MB of 8 kB commits per walseg run, default 16; ROUNDS default 5)
@@ -23,9 +25,9 @@ trap 'rm -rf "$work"' EXIT
 bytes=$((segments * 4 * 1024 * 1024))
 for r in $(seq 1 "$rounds"); do
   # walseg: one writer, 8 kB records each flushed, into zero-filled 16 MB segments made before
-  # the run, both io methods, through the page cache and with O_DIRECT.
+  # the run, both io methods, through the page cache and with O_DIRECT; then group commit.
   for direct in off on; do
-    "$walseg" bench --dir "$work/w" --phases append --methods zero_write --segments "$segments" \
+    "$walseg" bench --dir "$work/w" --phases append commit --methods zero_write --segments "$segments" \
       -c walseg.direct_io=$direct --json "$work/walseg.$direct.$r.json" >/dev/null
   done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
@@ -42,27 +44,38 @@ python3 - "$work" "$rounds" <<'PY'
 import json, re, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
 walseg = {}  # (direct, io) -> ops/s per round
+group = {}   # (direct, io) -> 8 clients / 1 client per round
 fio, pg = [], []
 for r in range(1, rounds + 1):
     for direct in ("off", "on"):
+        commit = {}
         for x in json.load(open(f"{work}/walseg.{direct}.{r}.json"))["rows"]:
             if x["phase"] == "append":
                 walseg.setdefault((direct, x["io"]), []).append(x["ops_per_s"])
+            elif x["phase"] == "commit":
+                commit[(x["io"], x["clients"])] = x["ops_per_s"]
+        for io in ("pwrite", "io_uring"):
+            group.setdefault((direct, io), []).append(commit[(io, 8)] / commit[(io, 1)])
     fio.append(json.load(open(f"{work}/fio.{r}.json"))["jobs"][0]["write"]["iops"])
     text = open(f"{work}/pg_test_fsync.{r}.txt").read()
     one = text.split("one 8kB write", 1)[1].split("Compare file sync methods using two", 1)[0]
     pg.append(float(re.search(r"fdatasync\s+([\d.]+) ops/sec", one).group(1)))
 med = statistics.median
-fmt = lambda xs: " ".join(f"{x:.0f}" for x in xs)
+fmt = lambda xs, d=0: " ".join(f"{x:.{d}f}" for x in xs)
 print(f"rounds: {rounds} (medians; every round listed)")
 for (direct, io), xs in sorted(walseg.items()):
     label = f"walseg append {io:<8} direct_io={direct:<3} (zero_write, 8 kB records flushed one by one)"
     print(f"{label:<78} {med(xs):.0f}/s  [{fmt(xs)}]")
 print(f"{'fio io_uring 8 kB write + fdatasync':<78} {med(fio):.0f}/s  [{fmt(fio)}]")
 print(f"{'pg_test_fsync fdatasync, one 8kB write':<78} {med(pg):.0f}/s  [{fmt(pg)}]")
+for (direct, io), xs in sorted(group.items()):
+    label = f"walseg commit {io:<8} direct_io={direct:<3} 8 clients / 1 client"
+    print(f"{label:<78} {med(xs):.2f}x  [{fmt(xs, 2)}]")
 for direct in ("off", "on"):
     ur = med(walseg[(direct, "io_uring")])
     best = max(med(walseg[(direct, "pwrite")]), ur)
     print(f"direct_io={direct}: walseg io_uring / fio = {ur / med(fio):.2f} (target >= 0.95); "
-          f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95)")
+          f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95); "
+          f"8 clients / 1 = {med(group[(direct, 'pwrite')]):.2f} pwrite, "
+          f"{med(group[(direct, 'io_uring')]):.2f} io_uring (target >= 4)")
 PY

@@ -56,8 +56,8 @@ BOOST_AUTO_TEST_CASE(table_holds_exactly_the_design_settings_under_the_prefix) {
   }
   std::set<std::string_view> expected = {kSegmentSize, kInitMethod, kFallocateFallback,
                                          kRecycle,     kMinSize,    kMaxSize,
-                                         kPreallocSegments, kFillIoClass, kSyncMethod, kIoMethod,
-                                         kDirectIo,    kBlockSize,  kWalBuffers};
+                                         kPreallocSegments, kFillIoClass, kSyncMethod, kCommitDelay,
+                                         kIoMethod,    kDirectIo,   kBlockSize,  kWalBuffers};
   BOOST_TEST((names == expected));
 }
 
@@ -73,6 +73,7 @@ BOOST_AUTO_TEST_CASE(defaults_give_exactly_the_config_defaults) {
   BOOST_TEST(c.prealloc_segments == d.prealloc_segments);
   BOOST_TEST((c.fill_io_class == d.fill_io_class));
   BOOST_TEST((c.sync_method == d.sync_method));
+  BOOST_TEST(c.commit_delay_us == d.commit_delay_us);
   BOOST_TEST((c.io_method == d.io_method));
   BOOST_TEST(c.direct_io == d.direct_io);
   BOOST_TEST(c.block_size_bytes == d.block_size_bytes);
@@ -88,6 +89,7 @@ BOOST_AUTO_TEST_CASE(base_units_are_the_documented_ones) {
   BOOST_TEST(r.show(kBlockSize)->unit == "B");
   BOOST_TEST(r.show(kWalBuffers)->unit == "kB");
   BOOST_TEST(r.show(kPreallocSegments)->unit == "");
+  BOOST_TEST(r.show(kCommitDelay)->unit == "");  // microseconds, as PostgreSQL's commit_delay
 }
 
 BOOST_AUTO_TEST_CASE(contexts_are_the_documented_ones) {
@@ -96,7 +98,7 @@ BOOST_AUTO_TEST_CASE(contexts_are_the_documented_ones) {
     BOOST_TEST(r.show(n)->context == "postmaster", n);
   for (auto n : {kMinSize, kMaxSize, kPreallocSegments, kFillIoClass, kSyncMethod})
     BOOST_TEST(r.show(n)->context == "sighup", n);
-  for (auto n : {kInitMethod, kFallocateFallback, kRecycle})
+  for (auto n : {kInitMethod, kFallocateFallback, kRecycle, kCommitDelay})
     BOOST_TEST(r.show(n)->context == "user", n);
 }
 
@@ -123,7 +125,7 @@ BOOST_AUTO_TEST_CASE(snapshot_converts_every_size_to_bytes) {
   auto l = load_text(
       "walseg.segment_size = 64MB\nwalseg.min_size = 2GB\nwalseg.max_size = 4GB\n"
       "walseg.block_size = 16kB\nwalseg.wal_buffers = 512kB\nwalseg.prealloc_segments = 7\n"
-      "walseg.recycle = off\nwalseg.init_method = POSIX_FALLOCATE\n");
+      "walseg.recycle = off\nwalseg.init_method = POSIX_FALLOCATE\nwalseg.commit_delay = 0\n");
   BOOST_TEST_REQUIRE(l.report.ok(), to_string(l.report.errors));
   Config c = make_config(l.registry);
   BOOST_TEST(c.segment_size_bytes == 64 * kMiB);
@@ -134,6 +136,7 @@ BOOST_AUTO_TEST_CASE(snapshot_converts_every_size_to_bytes) {
   BOOST_TEST(c.prealloc_segments == 7);
   BOOST_TEST(!c.recycle);
   BOOST_TEST((c.init_method == InitMethod::kPosixFallocate));
+  BOOST_TEST(c.commit_delay_us == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(largest_sizes_do_not_overflow_the_snapshot) {

@@ -64,6 +64,7 @@ static const struct
 	{"walseg.fill_io_class", "The preallocator applies it to its own fills; walseg_prealloc() runs in the calling backend at that backend's class."},
 	{"walseg.prealloc_segments", "Future segments the preallocator keeps in pg_wal ahead of the insert position, within max_wal_size."},
 	{"walseg.sync_method", "Used by the walseg tool. Inside PostgreSQL wal_sync_method applies."},
+	{"walseg.commit_delay", "Used by the walseg tool. Inside PostgreSQL commit_delay and commit_siblings apply."},
 	{"walseg.io_method", "Used by the walseg tool."},
 	{"walseg.direct_io", "Used by the walseg tool."},
 	{"walseg.block_size", "Used by the walseg tool. Inside PostgreSQL the WAL page size is fixed at build time."},

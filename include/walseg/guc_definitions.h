@@ -13,6 +13,7 @@
 //   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup
 //   walseg.fill_io_class       enum                best_effort, idle       best_effort sighup
 //   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup
+//   walseg.commit_delay        integer  (none, us) 0 .. 100000             150         user
 //   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster
 //   walseg.direct_io           bool                                        off         postmaster
 //   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster
@@ -25,9 +26,12 @@
 // meant) is 16 GB in kB and out of range, `segment_size = 16` (MB meant) is 16 kB and out of
 // range, `block_size = 8` (kB meant) is 8 bytes and out of range. wal_buffers deliberately
 // does not count in pages as PostgreSQL's does: the page size is itself a setting here.
+// commit_delay counts microseconds without a unit, as PostgreSQL's commit_delay does (its unit
+// system has none below ms), with the same range.
 // Contexts: segment size, block size, I/O method and buffer size shape memory and files made
-// at start (postmaster); init method, fallback and recycling may change per session as
-// PostgreSQL's wal_init_zero/wal_recycle (SUSET) do; the rest follow a reload (sighup).
+// at start (postmaster); init method, fallback, recycling and commit_delay may change per
+// session as PostgreSQL's wal_init_zero/wal_recycle/commit_delay (SUSET) do; the rest follow a
+// reload (sighup).
 //
 // Rules across settings, checked at start and after a reload (guc_load.h):
 //   min_size >= 2 * segment_size (PostgreSQL's rule for min_wal_size), max_size >= min_size,
@@ -57,6 +61,7 @@ inline constexpr std::string_view kMaxSize = "walseg.max_size";
 inline constexpr std::string_view kPreallocSegments = "walseg.prealloc_segments";
 inline constexpr std::string_view kFillIoClass = "walseg.fill_io_class";
 inline constexpr std::string_view kSyncMethod = "walseg.sync_method";
+inline constexpr std::string_view kCommitDelay = "walseg.commit_delay";
 inline constexpr std::string_view kIoMethod = "walseg.io_method";
 inline constexpr std::string_view kDirectIo = "walseg.direct_io";
 inline constexpr std::string_view kBlockSize = "walseg.block_size";

@@ -78,6 +78,8 @@ struct WalWriterStats {
   std::uint64_t syncs = 0;            ///< syncs issued (one per segment file per flush)
   std::uint64_t flushes = 0;          ///< flush() calls that did the writing
   std::uint64_t flush_waits = 0;      ///< flush() calls covered by someone else's sync
+  /// Syncs whose leader waited for its group to gather (walseg.commit_delay).
+  std::uint64_t commit_delays = 0;
   std::uint64_t buffer_full_writes = 0;  ///< appenders that had to write pages out first
   /// Moves from one segment into the next (the segment the writer starts in is not one).
   std::uint64_t segment_switches = 0;
@@ -100,7 +102,15 @@ class WalWriter {
   /// May block while the ring is full and pages are written out.
   Lsn append(std::span<const std::byte> payload, std::uint8_t info = 0);
 
-  /// Returns when every byte below `lsn` is durable (lsn at most insert_lsn()).
+  /// Returns when every byte below `lsn` is durable (lsn at most insert_lsn()). Group commit:
+  /// one caller at a time leads (writes everything appended so far and syncs it), the others
+  /// wait for its sync and return if it covered them. When the leader's previous sync covered
+  /// more than one caller, the leader first waits up to walseg.commit_delay microseconds for
+  /// as many callers to be in flush() again, yielding the CPU meanwhile (as
+  /// PostgreSQL's commit_delay with commit_siblings, but ending as soon as the group is in,
+  /// as MySQL's binlog_group_commit_sync_no_delay_count). A lone committer never waits.
+  /// Throws the writer's first error (case C14) once any write or sync failed.
+  /// Thread-safe, as append().
   void flush(Lsn lsn);
 
   /// Retires segments wholly below `lsn` (at most flushed_lsn()) through the manager.
@@ -137,6 +147,7 @@ class WalWriter {
   void note_segment_entered();  // write_mu_ held
   void fail(const Error& e);
   void wake_flush_waiters();
+  void gather_group();  // the flush leader, before its write
   void throw_if_failed() const;
   void load_resume_page(Lsn pos);
 
@@ -165,6 +176,12 @@ class WalWriter {
   /// atomic, so that std::atomic::wait is a bare futex).
   std::atomic<std::uint32_t> flush_epoch_{0};
   std::atomic<std::uint64_t> flush_waits_{0};
+  /// flush() calls that found their LSN not yet durable, so far.
+  std::atomic<std::uint64_t> arrivals_{0};
+  // The flush leader's alone (flush_leader_ hands them from one leader to the next):
+  std::uint64_t group_start_ = 0;     ///< arrivals_ when the last sync's write began
+  std::uint64_t last_group_ = 0;      ///< arrivals between the last two writes' beginnings
+  std::atomic<std::uint64_t> commit_delays_{0};  ///< WalWriterStats::commit_delays
   mutable std::mutex error_mu_;
   std::optional<Error> error_;
   WalWriterStats stats_;              ///< insert-side counters under insert_mu_

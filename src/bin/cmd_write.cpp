@@ -34,10 +34,11 @@ void run_write(const WriteArgs& a) {
              a.clients == 1 ? "" : "s",
              elapsed, static_cast<double>(s.n) / elapsed);
   fmt::print("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
-  fmt::print("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's sync), "
-             "{} segment switches, {} short writes completed\n",
+  fmt::print("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's sync, "
+             "{} syncs waited up to walseg.commit_delay {} us for their group), {} segment switches, "
+             "{} short writes completed\n",
              to_string(cfg.io_method), to_string(cfg.sync_method), st.syncs, s.n, st.flush_waits,
-             st.segment_switches, st.short_writes);
+             st.commit_delays, cfg.commit_delay_us, st.segment_switches, st.short_writes);
   fmt::print("WAL now ends at {}\n", format_lsn(w.flushed_lsn()));
 }
 

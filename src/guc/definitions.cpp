@@ -73,7 +73,7 @@ static_assert(options_match(kFillIoClassOptions, kFillIoClassNames, static_cast<
 static_assert(options_match(kIoMethodOptions, kIoMethodNames, static_cast<int>(IoMethod::kIoUring)),
               "walseg.io_method options differ from kIoMethodNames");
 
-constexpr std::array<SettingDef, 13> kSettings = {{
+constexpr std::array<SettingDef, 14> kSettings = {{
     {kSegmentSize, Context::kPostmaster, "Size of each WAL segment file.",
      IntSpec{.default_value = static_cast<std::int64_t>(kDefaults.segment_size_bytes) / kKiB,
              .min = 1024, .max = 1024 * 1024, .unit = Unit::kKilobytes, .check = power_of_two}},
@@ -96,6 +96,9 @@ constexpr std::array<SettingDef, 13> kSettings = {{
      EnumSpec{kFillIoClassOptions, static_cast<int>(kDefaults.fill_io_class)}},
     {kSyncMethod, Context::kSighup, "Selects the method used for forcing WAL updates to disk.",
      EnumSpec{kSyncMethodOptions, static_cast<int>(kDefaults.sync_method)}},
+    {kCommitDelay, Context::kUser,
+     "Sets the longest wait, in microseconds, of a group commit for its group to gather.",
+     IntSpec{.default_value = kDefaults.commit_delay_us, .min = 0, .max = 100000}},
     {kIoMethod, Context::kPostmaster, "Selects the method for writing WAL.",
      EnumSpec{kIoMethodOptions, static_cast<int>(kDefaults.io_method)}},
     {kDirectIo, Context::kPostmaster, "Writes WAL with O_DIRECT, bypassing the page cache.",
@@ -119,6 +122,7 @@ static_assert(kDefaults.segment_size_bytes % kKiB == 0 && kDefaults.wal_buffers_
 static_assert(kDefaults.min_size_bytes % kMiBytes == 0 && kDefaults.max_size_bytes % kMiBytes == 0);
 static_assert(int_spec(kPreallocSegments).max <= std::numeric_limits<int>::max());
 static_assert(int_spec(kBlockSize).max <= std::numeric_limits<std::uint32_t>::max());
+static_assert(int_spec(kCommitDelay).max <= std::numeric_limits<std::uint32_t>::max());
 static_assert(int_spec(kMaxSize).max <= std::numeric_limits<std::int64_t>::max() / kMiBytes);
 
 ConfigError cross_error(std::string_view param, std::string message, std::string hint) {
@@ -176,6 +180,7 @@ Config make_config(const Registry& r) {
   c.prealloc_segments = static_cast<int>(r.get_int(kPreallocSegments));
   c.fill_io_class = static_cast<FillIoClass>(r.get_enum(kFillIoClass));
   c.sync_method = static_cast<SyncMethod>(r.get_enum(kSyncMethod));
+  c.commit_delay_us = static_cast<std::uint32_t>(r.get_int(kCommitDelay));
   c.io_method = static_cast<IoMethod>(r.get_enum(kIoMethod));
   c.direct_io = r.get_bool(kDirectIo);
   c.block_size_bytes = static_cast<std::uint32_t>(r.get_int(kBlockSize));

@@ -1,0 +1,98 @@
+#define BOOST_TEST_MODULE wal_writer_commit_delay
+#include <boost/test/unit_test.hpp>
+
+// Tests for walseg.commit_delay (WalWriter::flush, include/walseg/wal_writer.h): when a group
+// commit leader waits for its group, and that waiting loses or reorders nothing. The delay is
+// set to 100 ms, far above a sync here, so that a wait that should not happen would not go
+// unnoticed in the counters; what the tests assert are counts, not times.
+// Not covered: how much the wait gains (walseg bench --phases commit, README.md).
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "wal_writer_fixture.h"
+
+using namespace walseg;
+using namespace walseg_test;
+
+namespace {
+
+constexpr std::uint32_t kLongDelayUs = 100000;
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(commit_delay, WalWriterFixture)
+
+// PostgreSQL's commit_siblings rule: nobody else is committing, so nobody is waited for, even
+// when that one thread flushes several records at once (a group is counted in flush() calls).
+BOOST_AUTO_TEST_CASE(LoneCommitter_BatchesOfVaryingSize_NoSyncEverWaits) {
+  cfg.commit_delay_us = kLongDelayUs;
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  std::uint64_t seq = 0;
+  for (int round = 0; round < 60; ++round) {
+    Lsn end = 0;
+    for (int i = 0; i <= round % 5; ++i) end = w.append(seq_payload(seq++, 300));
+    w.flush(end);
+  }
+  WalWriterStats st = w.stats();
+  BOOST_TEST(st.flushes == 60u);
+  BOOST_TEST(st.commit_delays == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(EightCommitters_DelayOff_NoSyncWaits) {
+  cfg.commit_delay_us = 0;
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (std::uint64_t i = 0; i < 100; ++i) w.flush(w.append(seq_payload(t * 1000000 + i, 500)));
+    });
+  for (auto& th : threads) th.join();
+  BOOST_TEST(w.stats().commit_delays == 0u);
+}
+
+// The waits happen, and every record is back, each thread's in its own order, none
+// acknowledged before it was durable.
+BOOST_AUTO_TEST_CASE(EightCommitters_LongDelay_LeadersWaitAndEveryRecordIsBackInOrder) {
+  constexpr int kThreads = 8;
+  constexpr std::uint64_t kPerThread = 100;
+  cfg.commit_delay_us = kLongDelayUs;
+  std::atomic<int> early_acks{0};
+  WalWriterStats st;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    WalWriter& w = wal->writer();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+      threads.emplace_back([&, t] {
+        for (std::uint64_t i = 0; i < kPerThread; ++i) {
+          Lsn end = w.append(seq_payload(static_cast<std::uint64_t>(t) * 1000000 + i, 8 + i * 37));
+          w.flush(end);
+          if (w.flushed_lsn() < end) ++early_acks;
+        }
+      });
+    for (auto& th : threads) th.join();
+    st = w.stats();
+  }
+  BOOST_TEST(early_acks.load() == 0);
+  BOOST_TEST(st.commit_delays > 0u, "no leader waited for its group");
+  BOOST_TEST(st.commit_delays <= st.flushes);
+  BOOST_TEST(st.flushes < kThreads * kPerThread);
+  WalContents got = read_wal(dir.path(), cfg);
+  BOOST_TEST(!got.stop.corruption);
+  BOOST_REQUIRE_EQUAL(got.records.size(), kThreads * kPerThread);
+  std::vector<std::uint64_t> next(kThreads, 0);
+  for (const ReadRecord& r : got.records) {
+    auto seq = seq_of(r.payload);
+    BOOST_REQUIRE_MESSAGE(seq, "damaged record at " << format_lsn(r.lsn));
+    std::size_t t = static_cast<std::size_t>(*seq / 1000000);
+    BOOST_REQUIRE(t < kThreads);
+    BOOST_TEST(*seq % 1000000 == next[t]);
+    ++next[t];
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
