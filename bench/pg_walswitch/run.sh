@@ -191,7 +191,17 @@ if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$work/runs"; fi
 data=""
 conninfo="host=$work port=$port user=postgres dbname=postgres"
 
+sampler=""
+stop_sampler() {
+  if [ -n "$sampler" ]; then
+    kill "$sampler" 2>/dev/null || true
+    wait "$sampler" 2>/dev/null || true
+    sampler=""
+  fi
+}
+
 cleanup() {
+  stop_sampler
   if [ -n "$data" ] && [ -f "$data/postmaster.pid" ]; then
     run "$bindir/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
   fi
@@ -325,14 +335,13 @@ run_one() {
   fi
   printf '%-40s ' "$name"
   python3 -c "$io_sampler" "$io_dev" > "$work/runs/$name.io" &
-  local sampler=$!
+  sampler=$!
   local ckpt_opt=()
   ((checkpoint)) && ckpt_opt=(--checkpoint)
   "$client" --conninfo "$conninfo" --label "$name" --clients "$clients" --duration "$duration" \
     --warmup "$warmup" "${ckpt_opt[@]}" --payload "$payload" --json "$work/runs/$name.json" \
     --samples "$work/runs/$name.samples" --format json >/dev/null
-  kill "$sampler"
-  wait "$sampler" 2>/dev/null || true
+  stop_sampler
   if [[ "$cfg" == walseg-* ]]; then
     psql_ -c "SELECT row_to_json(s) FROM walseg_status() s" > "$work/runs/$name.walseg.json"
   fi
