@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -88,7 +89,7 @@ struct WalWriterStats {
 class WalWriter {
  public:
   /// The manager supplies segments, its Config supplies segment_size, block_size, wal_buffers,
-  /// sync_method and io_method; the timeline is the manager's current one. When resuming in the
+  /// sync_method, commit_delay, io_method and direct_io; the timeline is the manager's current one. When resuming in the
   /// middle of a page, that page's written part is read back from its segment first.
   /// Throws walseg::Error (EINVAL for wal_buffers below 4 pages, an invalid resume position;
   /// io_uring set-up errors naming walseg.io_method; reading the resume page).
@@ -105,8 +106,9 @@ class WalWriter {
   /// Returns when every byte below `lsn` is durable (lsn at most insert_lsn()). Group commit:
   /// one caller at a time leads (writes everything appended so far and syncs it), the others
   /// wait for its sync and return if it covered them. When the leader's previous sync covered
-  /// more than one caller, the leader first waits up to walseg.commit_delay microseconds for
-  /// as many callers to be in flush() again, yielding the CPU meanwhile (as
+  /// more than one caller, the leader first waits up to walseg.commit_delay microseconds, and
+  /// no longer than that sync took, for as many callers to be in flush() again, yielding the
+  /// CPU meanwhile (as
   /// PostgreSQL's commit_delay with commit_siblings, but ending as soon as the group is in,
   /// as MySQL's binlog_group_commit_sync_no_delay_count). A lone committer never waits.
   /// Throws the writer's first error (case C14) once any write or sync failed.
@@ -181,6 +183,7 @@ class WalWriter {
   // The flush leader's alone (flush_leader_ hands them from one leader to the next):
   std::uint64_t group_start_ = 0;     ///< arrivals_ when the last sync's write began
   std::uint64_t last_group_ = 0;      ///< arrivals between the last two writes' beginnings
+  std::chrono::steady_clock::duration last_sync_{};  ///< the last write_upto-and-sync's time
   std::atomic<std::uint64_t> commit_delays_{0};  ///< WalWriterStats::commit_delays
   mutable std::mutex error_mu_;
   std::optional<Error> error_;
