@@ -49,7 +49,7 @@ BOOST_AUTO_TEST_CASE(EightCommitters_DelayOff_NoSyncWaits) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
-      for (std::uint64_t i = 0; i < 100; ++i) w.flush(w.append(seq_payload(t * 1000000 + i, 500)));
+      for (std::uint64_t i = 0; i < 100; ++i) w.flush(w.append(seq_payload(thread_seq(t, i), 500)));
     });
   for (auto& th : threads) th.join();
   BOOST_TEST(w.stats().commit_delays == 0u);
@@ -70,7 +70,7 @@ BOOST_AUTO_TEST_CASE(EightCommitters_LongDelay_LeadersWaitAndEveryRecordIsBackIn
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&, t] {
         for (std::uint64_t i = 0; i < kPerThread; ++i) {
-          Lsn end = w.append(seq_payload(static_cast<std::uint64_t>(t) * 1000000 + i, 8 + i * 37));
+          Lsn end = w.append(seq_payload(thread_seq(t, i), 8 + i * 37));
           w.flush(end);
           if (w.flushed_lsn() < end) ++early_acks;
         }
@@ -82,18 +82,7 @@ BOOST_AUTO_TEST_CASE(EightCommitters_LongDelay_LeadersWaitAndEveryRecordIsBackIn
   BOOST_TEST(st.commit_delays > 0u, "no leader waited for its group");
   BOOST_TEST(st.commit_delays <= st.flushes);
   BOOST_TEST(st.flushes < kThreads * kPerThread);
-  WalContents got = read_wal(dir.path(), cfg);
-  BOOST_TEST(!got.stop.corruption);
-  BOOST_REQUIRE_EQUAL(got.records.size(), kThreads * kPerThread);
-  std::vector<std::uint64_t> next(kThreads, 0);
-  for (const ReadRecord& r : got.records) {
-    auto seq = seq_of(r.payload);
-    BOOST_REQUIRE_MESSAGE(seq, "damaged record at " << format_lsn(r.lsn));
-    std::size_t t = static_cast<std::size_t>(*seq / 1000000);
-    BOOST_REQUIRE(t < kThreads);
-    BOOST_TEST(*seq % 1000000 == next[t]);
-    ++next[t];
-  }
+  check_each_thread_in_order(read_wal(dir.path(), cfg), kThreads, kPerThread);
 }
 
 // Found by a break-it session: with a client that commits every 50 ms and a busy one, each
@@ -116,7 +105,7 @@ BOOST_AUTO_TEST_CASE(SlowAndBusyCommitters_LongDelay_TheBusyOneKeepsMostOfItsRat
       }
     });
     for (std::uint64_t i = 0; i < 10; ++i) {
-      w.flush(w.append(seq_payload(1000000 + i, 100)));
+      w.flush(w.append(seq_payload(thread_seq(1, i), 100)));
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     slow_done = true;

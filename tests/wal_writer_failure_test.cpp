@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(C14_GroupCommitWaitersBehindAFailedSync_AllThrowAndNoAckPas
     threads.emplace_back([&, t] {
       for (std::uint64_t i = 0; i < 5000; ++i) {  // bounded: a writer that recovers must not hang
         try {
-          Lsn end = w.append(seq_payload(static_cast<std::uint64_t>(t) * 1000000 + i, 300));
+          Lsn end = w.append(seq_payload(thread_seq(static_cast<std::uint64_t>(t), i), 300));
           w.flush(end);
           std::lock_guard lk(mu);
           acked.push_back(end);

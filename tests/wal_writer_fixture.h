@@ -102,6 +102,26 @@ inline WalContents read_wal(const std::string& dir, const walseg::Config& cfg) {
 
 inline bool same_bytes(const std::vector<std::byte>& a, const std::vector<std::byte>& b) { return a == b; }
 
+/// Concurrent-writer tests number thread t's i-th record thread_seq(t, i) (i below the stride).
+inline constexpr std::uint64_t kThreadSeqStride = 1000000;
+inline std::uint64_t thread_seq(std::uint64_t t, std::uint64_t i) { return t * kThreadSeqStride + i; }
+
+/// got holds exactly threads x per_thread intact records numbered by thread_seq, each thread's
+/// in the order it appended them (the order of appends across threads is free).
+inline void check_each_thread_in_order(const WalContents& got, std::size_t threads, std::uint64_t per_thread) {
+  BOOST_TEST(!got.stop.corruption);
+  BOOST_REQUIRE_EQUAL(got.records.size(), threads * per_thread);
+  std::vector<std::uint64_t> next(threads, 0);
+  for (const ReadRecord& r : got.records) {
+    auto seq = seq_of(r.payload);
+    BOOST_REQUIRE_MESSAGE(seq, "damaged record at " << walseg::format_lsn(r.lsn));
+    std::size_t t = static_cast<std::size_t>(*seq / kThreadSeqStride);
+    BOOST_REQUIRE(t < threads);
+    BOOST_TEST(*seq % kThreadSeqStride == next[t]);
+    ++next[t];
+  }
+}
+
 /// Appends records (remembering payload and returned end LSN) and checks them against a read-back.
 struct Appended {
   std::vector<std::vector<std::byte>> payloads;

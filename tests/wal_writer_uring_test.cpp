@@ -156,7 +156,7 @@ BOOST_AUTO_TEST_CASE(Uring_GroupCommitEightThreads_AllReadBackWithFewerSyncsThan
     for (int t = 0; t < kThreads; ++t)
       threads.emplace_back([&w, t] {
         for (std::uint64_t i = 0; i < kPerThread; ++i) {
-          std::uint64_t seq = static_cast<std::uint64_t>(t) * 1000000 + i;
+          std::uint64_t seq = thread_seq(static_cast<std::uint64_t>(t), i);
           w.flush(w.append(seq_payload(seq, 8 + (seq * 131) % 2500)));
         }
       });
@@ -164,17 +164,7 @@ BOOST_AUTO_TEST_CASE(Uring_GroupCommitEightThreads_AllReadBackWithFewerSyncsThan
     syncs = w.stats().syncs;
   }
   BOOST_TEST(syncs < kThreads * kPerThread);
-  WalContents got = read_wal(dir.path(), cfg);
-  BOOST_REQUIRE_EQUAL(got.records.size(), kThreads * kPerThread);
-  std::vector<std::uint64_t> next(kThreads, 0);
-  for (const ReadRecord& r : got.records) {
-    auto seq = seq_of(r.payload);
-    BOOST_REQUIRE_MESSAGE(seq, "damaged record at " << format_lsn(r.lsn));
-    std::size_t t = static_cast<std::size_t>(*seq / 1000000);
-    BOOST_REQUIRE(t < kThreads);
-    BOOST_TEST(*seq % 1000000 == next[t]);
-    ++next[t];
-  }
+  check_each_thread_in_order(read_wal(dir.path(), cfg), kThreads, kPerThread);
 }
 
 BOOST_AUTO_TEST_CASE(Uring_SyncMethodsFsyncAndOpenDatasync_RoundTrip) {
