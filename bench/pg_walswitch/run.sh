@@ -64,6 +64,14 @@
 # and no request completed in between mark a stall. A fill that kept the disk busy would show
 # its own completions, so this does not hide what walseg does.
 #
+# Data directory (--data-parent): by default the clusters' data directories are in the work
+# directory, on the disk measured, so the table's writeback shares the WAL's disk as on a
+# one-disk server, and its bursts decide the maximum of any configuration they land in.
+# PostgreSQL's documentation advises the WAL on a disk of its own ("WAL Internals"); on a
+# machine with one disk, --data-parent /dev/shm puts the data directories on tmpfs and leaves
+# the disk to the WAL (pg_wal stays in the work directory: initdb --waldir), which measures
+# what segment creation, and nothing else, costs the commits.
+#
 # Output: the table on stdout and in WORK/results.md, every number in WORK/results.json,
 # per run the client's JSON (slowest commits, switch times, per-second series), its samples
 # and the server log in WORK/runs/. WORK is a new directory under --work-parent (/var/tmp).
@@ -88,6 +96,7 @@ payload=8192
 port=56432
 work_parent=/var/tmp
 work=""
+data_parent=""        # default: the work directory
 build_dir="$root/build"
 client=""
 pg_config=pg_config
@@ -118,6 +127,8 @@ usage: $0 [options]
   --work-parent DIR     where the work directory is made (default $work_parent; the
                         filesystem measured is that of this directory)
   --work DIR            use this (new or empty) work directory instead
+  --data-parent DIR     where the data directories go (default: the work directory; pg_wal
+                        is always in the work directory); /dev/shm: the WAL alone on the disk
   --build DIR           build directory with lib/walseg.so (default $build_dir)
   --client PATH         pg_walswitch binary (default: BUILD/bin/pg_walswitch, then
                         $root/build-pgb/bin/pg_walswitch)
@@ -147,6 +158,7 @@ while (($#)); do
     --port) port="$2"; shift ;;
     --work-parent) work_parent="$2"; shift ;;
     --work) work="$2"; shift ;;
+    --data-parent) data_parent="$2"; shift ;;
     --build) build_dir="$2"; shift ;;
     --client) client="$2"; shift ;;
     --pg-config) pg_config="$2"; shift ;;
@@ -188,6 +200,12 @@ if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$work"; fi
 chmod 755 "$work"
 mkdir -p "$work/runs"
 if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$work/runs"; fi
+# Data directories: under --data-parent in a directory of their own, else in the work directory.
+datas="$work"
+if [ -n "$data_parent" ]; then
+  datas="$(mktemp -d "$data_parent/pg_walswitch-data.XXXXXX")"
+  if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$datas"; fi
+fi
 data=""
 conninfo="host=$work port=$port user=postgres dbname=postgres"
 
@@ -205,7 +223,8 @@ cleanup() {
   if [ -n "$data" ] && [ -f "$data/postmaster.pid" ]; then
     run "$bindir/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
   fi
-  if ((!keep)) && [ -n "$data" ]; then rm -rf "$data"; fi
+  if ((!keep)) && [ -n "$data" ]; then rm -rf "$data" "$work/wal"; fi
+  if [ "$datas" != "$work" ]; then rm -rf "$datas"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -221,6 +240,8 @@ echo "pg_walswitch: work directory $work ($fs), ${segsize} MB segments, min_wal_
   echo "date: $(date -u +%FT%TZ), host: $(uname -n), kernel: $(uname -r), $(nproc) CPUs," \
        "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "work directory: $work on $fs ($(df --output=source "$work" | tail -1)), $("$pg_config" --version)"
+  echo "data directories: $( [ "$datas" = "$work" ] && echo "in the work directory" ||
+       echo "$datas on $(stat -f -c %T "$datas"), pg_wal in the work directory")"
   echo "initdb --wal-segsize=$segsize; min_wal_size=$min_wal, max_wal_size=$max_wal," \
        "checkpoint_timeout=$ckpt_timeout, shared_buffers=$shared_buffers, autovacuum=off;" \
        "walseg.prealloc_segments=$prealloc"
@@ -231,8 +252,10 @@ echo "pg_walswitch: work directory $work ($fs), ${segsize} MB segments, min_wal_
 cat "$work/meta.txt"
 
 # The template: initdb, settings shared by every configuration, the table.
-template="$work/template"
-run "$bindir/initdb" -D "$template" -A trust -U postgres --no-locale -E UTF8 \
+# pg_wal is always $work/template.wal (a symlink in the data directory), so that the data
+# directory can live elsewhere (--data-parent).
+template="$datas/template"
+run "$bindir/initdb" -D "$template" -X "$work/template.wal" -A trust -U postgres --no-locale -E UTF8 \
   --wal-segsize="$segsize" -N >/dev/null
 cat >> "$template/postgresql.conf" <<EOF
 # pg_walswitch
@@ -318,9 +341,11 @@ io_dev="/sys/class/block/$(basename "${io_dev:-none}")/stat"
 run_one() {
   local rep="$1" cfg="$2" recycle="$3" name
   name="$cfg.recycle-$recycle.rep$rep"
-  data="$work/data"
-  rm -rf "$data"
+  data="$datas/data"
+  rm -rf "$data" "$work/wal"
   run cp -a "$template" "$data"
+  run cp -a "$work/template.wal" "$work/wal"
+  run ln -sfn "$work/wal" "$data/pg_wal"
   config_conf "$cfg" "$recycle" | run tee "$data/walswitch_config.conf" >/dev/null
   # The last run's data directory (hundreds of MB of WAL) was just removed and the copy
   # written: sync now, so that the journal commit that frees those blocks (and, on a file
@@ -346,7 +371,13 @@ run_one() {
     psql_ -c "SELECT row_to_json(s) FROM walseg_status() s" > "$work/runs/$name.walseg.json"
   fi
   run "$bindir/pg_ctl" -D "$data" -m fast -w -t 120 stop >/dev/null
-  if ((!keep)); then rm -rf "$data"; else mv "$data" "$work/runs/$name.data"; fi
+  if ((!keep)); then
+    rm -rf "$data" "$work/wal"
+  else
+    mv "$data" "$work/runs/$name.data"
+    mv "$work/wal" "$work/runs/$name.wal"
+    ln -sfn "$work/runs/$name.wal" "$work/runs/$name.data/pg_wal"
+  fi
   data=""
   python3 - "$work/runs/$name.json" <<'PY'
 import json, sys
