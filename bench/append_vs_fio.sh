@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Single-writer commit rate of walseg's WAL writer (buffered, then walseg.direct_io = on)
-# against two references measured in the same run on the same filesystem: fio (ioengine io_uring, 8 kB writes, fdatasync after each, into a
-# zero-filled file of one segment's size) and pg_test_fsync's "one 8kB write" fdatasync row.
-# The three are interleaved for ROUNDS rounds and compared by their medians, because on a
+# Single-writer commit rate of walseg's WAL writer (buffered, then walseg.direct_io = on, with
+# walseg.sync_method = fdatasync and, direct only, open_datasync) against two references
+# measured in the same run on the same filesystem: fio (ioengine io_uring, 8 kB writes,
+# fdatasync after each, into a zero-filled file of one segment's size) and pg_test_fsync's
+# "one 8kB write" fdatasync row. The three are interleaved for ROUNDS rounds and compared by their medians, because on a
 # shared virtual disk one run of each moves by 20% from minute to minute. Each walseg run also
 # measures group commit (walseg bench's commit phase: 1 client, then 8, each flushing its own
 # 8 kB record), reported as the median over rounds of each round's 8-to-1 ratio.
@@ -26,9 +27,12 @@ bytes=$((segments * 4 * 1024 * 1024))
 for r in $(seq 1 "$rounds"); do
   # walseg: one writer, 8 kB records each flushed, into zero-filled 16 MB segments made before
   # the run, both io methods, through the page cache and with O_DIRECT; then group commit.
-  for direct in off on; do
+  # open_datasync only with O_DIRECT, as PostgreSQL uses it (pg_test_fsync's open_datasync row
+  # too): with no FUA on the device the kernel still sends a cache flush after each write, but
+  # io_uring then needs no linked fsync, which it can only run in a worker thread.
+  for conf in off.fdatasync on.fdatasync on.open_datasync; do
     "$walseg" bench --dir "$work/w" --phases append commit --methods zero_write --segments "$segments" \
-      -c walseg.direct_io=$direct --json "$work/walseg.$direct.$r.json" >/dev/null
+      -c walseg.direct_io=${conf%%.*} -c walseg.sync_method=${conf#*.} --json "$work/walseg.$conf.$r.json" >/dev/null
   done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
   # (overwrite=1), so it compares with zero-filled segments.
@@ -43,19 +47,20 @@ done
 python3 - "$work" "$rounds" <<'PY'
 import json, re, statistics, sys
 work, rounds = sys.argv[1], int(sys.argv[2])
-walseg = {}  # (direct, io) -> ops/s per round
-group = {}   # (direct, io) -> 8 clients / 1 client per round
+confs = ("off.fdatasync", "on.fdatasync", "on.open_datasync")
+walseg = {}  # (conf, io) -> ops/s per round
+group = {}   # (conf, io) -> 8 clients / 1 client per round
 fio, pg = [], []
 for r in range(1, rounds + 1):
-    for direct in ("off", "on"):
+    for conf in confs:
         commit = {}
-        for x in json.load(open(f"{work}/walseg.{direct}.{r}.json"))["rows"]:
+        for x in json.load(open(f"{work}/walseg.{conf}.{r}.json"))["rows"]:
             if x["phase"] == "append":
-                walseg.setdefault((direct, x["io"]), []).append(x["ops_per_s"])
+                walseg.setdefault((conf, x["io"]), []).append(x["ops_per_s"])
             elif x["phase"] == "commit":
                 commit[(x["io"], x["clients"])] = x["ops_per_s"]
         for io in ("pwrite", "io_uring"):
-            group.setdefault((direct, io), []).append(commit[(io, 8)] / commit[(io, 1)])
+            group.setdefault((conf, io), []).append(commit[(io, 8)] / commit[(io, 1)])
     fio.append(json.load(open(f"{work}/fio.{r}.json"))["jobs"][0]["write"]["iops"])
     text = open(f"{work}/pg_test_fsync.{r}.txt").read()
     one = text.split("one 8kB write", 1)[1].split("Compare file sync methods using two", 1)[0]
@@ -63,19 +68,20 @@ for r in range(1, rounds + 1):
 med = statistics.median
 fmt = lambda xs, d=0: " ".join(f"{x:.{d}f}" for x in xs)
 print(f"rounds: {rounds} (medians; every round listed)")
-for (direct, io), xs in sorted(walseg.items()):
-    label = f"walseg append {io:<8} direct_io={direct:<3} (zero_write, 8 kB records flushed one by one)"
-    print(f"{label:<78} {med(xs):.0f}/s  [{fmt(xs)}]")
-print(f"{'fio io_uring 8 kB write + fdatasync':<78} {med(fio):.0f}/s  [{fmt(fio)}]")
-print(f"{'pg_test_fsync fdatasync, one 8kB write':<78} {med(pg):.0f}/s  [{fmt(pg)}]")
-for (direct, io), xs in sorted(group.items()):
-    label = f"walseg commit {io:<8} direct_io={direct:<3} 8 clients / 1 client"
-    print(f"{label:<78} {med(xs):.2f}x  [{fmt(xs, 2)}]")
-for direct in ("off", "on"):
-    ur = med(walseg[(direct, "io_uring")])
-    best = max(med(walseg[(direct, "pwrite")]), ur)
-    print(f"direct_io={direct}: walseg io_uring / fio = {ur / med(fio):.2f} (target >= 0.95); "
+name = lambda conf: "direct_io={} sync_method={}".format(*conf.split("."))
+for (conf, io), xs in sorted(walseg.items()):
+    label = f"walseg append {io:<8} {name(conf)} (zero_write, 8 kB records flushed one by one)"
+    print(f"{label:<100} {med(xs):.0f}/s  [{fmt(xs)}]")
+print(f"{'fio io_uring 8 kB write + fdatasync':<100} {med(fio):.0f}/s  [{fmt(fio)}]")
+print(f"{'pg_test_fsync fdatasync, one 8kB write':<100} {med(pg):.0f}/s  [{fmt(pg)}]")
+for (conf, io), xs in sorted(group.items()):
+    label = f"walseg commit {io:<8} {name(conf)} 8 clients / 1 client"
+    print(f"{label:<100} {med(xs):.2f}x  [{fmt(xs, 2)}]")
+for conf in confs:
+    ur = med(walseg[(conf, "io_uring")])
+    best = max(med(walseg[(conf, "pwrite")]), ur)
+    print(f"{name(conf)}: walseg io_uring / fio = {ur / med(fio):.2f} (target >= 0.95); "
           f"walseg best / pg_test_fsync = {best / med(pg):.2f} (target >= 0.95); "
-          f"8 clients / 1 = {med(group[(direct, 'pwrite')]):.2f} pwrite, "
-          f"{med(group[(direct, 'io_uring')]):.2f} io_uring (target >= 4)")
+          f"8 clients / 1 = {med(group[(conf, 'pwrite')]):.2f} pwrite, "
+          f"{med(group[(conf, 'io_uring')]):.2f} io_uring (target >= 4)")
 PY
