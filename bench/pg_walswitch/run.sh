@@ -46,7 +46,10 @@
 # log count, 0 when everything is accounted for.
 # Tail attribution: each commit at or above a configuration's p99.9, and its slowest, is
 # marked "creating" if it overlapped one of PostgreSQL's own segment creations in the commit
-# path (log timestamps, ms), "ckpt" if it overlapped a checkpoint's sync phase, "writeback" if
+# path (log timestamps, ms), "installing" if it overlapped the walseg preallocator's fsync of a
+# filled segment and its installation (rename and directory fsync, under ControlFileLock; the
+# DEBUG2 line "walseg: installed WAL segment" gives their times), "ckpt" if it overlapped a
+# checkpoint's sync phase, "writeback" if
 # it overlapped a burst of the kernel's writeback (below), "disk" if it overlapped a stall of
 # the disk (below), else "other".
 # Writeback bursts: the table grows by about as many bytes as the WAL (40 MB/s here), and
@@ -407,6 +410,7 @@ from datetime import datetime, timezone
 work, configs, recycles, reps = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), int(sys.argv[4])
 ts_re = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \w+ \[(\d+)\] ([^:]*): (\w+):\s+(.*)$')
 sync_re = re.compile(r'time=([\d.]+) ms')
+install_re = re.compile(r'fsync ([\d.]+) ms, install ([\d.]+) ms')
 ckpt_re = re.compile(r'checkpoint complete: .*?(\d+) WAL file\(s\) added, (\d+) removed, (\d+) recycled')
 
 def log_counts(path):
@@ -415,9 +419,9 @@ def log_counts(path):
     in the commit path and of checkpoint sync phases (first fsync to "checkpoint complete")."""
     inside = False
     c = {"pg_commit_path": 0, "pg_checkpointer": 0, "pg_create_ms_max": 0.0, "pg_create_ms_sum": 0.0,
-         "walseg_installed_log": 0, "ckpt_added": 0, "ckpt_removed": 0, "ckpt_recycled": 0,
+         "walseg_installed_log": 0, "walseg_install_ms_max": 0.0, "ckpt_added": 0, "ckpt_removed": 0, "ckpt_recycled": 0,
          "checkpoints": 0, "recycled_before": 0, "removed_before": 0}
-    creating, ckpt_sync = [], []
+    creating, installing, ckpt_sync = [], [], []
     started, sync_from = {}, None
     for line in open(path, errors="replace"):
         m = ts_re.match(line)
@@ -449,6 +453,11 @@ def log_counts(path):
                 creating.append((t0, t))
         elif msg.startswith("walseg: installed WAL segment"):
             c["walseg_installed_log"] += 1
+            k = install_re.search(msg)
+            if k:
+                ms = float(k.group(1)) + float(k.group(2))
+                c["walseg_install_ms_max"] = max(c["walseg_install_ms_max"], ms)
+                installing.append((t - ms / 1000, t))
         elif msg.startswith("checkpoint sync: number="):
             if sync_from is None:
                 k = sync_re.search(msg)
@@ -462,7 +471,7 @@ def log_counts(path):
                 c["ckpt_recycled"] += int(k.group(3))
                 ckpt_sync.append((sync_from if sync_from is not None else t, t))
                 sync_from = None
-    return c, creating, ckpt_sync
+    return c, creating, installing, ckpt_sync
 
 def io_samples(path):
     """The sampler's lines (run.sh's io_sampler): (unix s, dirty bytes, completed, in flight),
@@ -521,7 +530,7 @@ for recycle in recycles:
         for r in runs:
             j = json.load(open(r))
             base = r[:-5]
-            c, creating, ckpt_sync = log_counts(base + ".log")
+            c, creating, installing, ckpt_sync = log_counts(base + ".log")
             t0 = j["start_unix_ms"] / 1000.0
             io = io_samples(base + ".io")
             bursts = writeback_bursts(io, j["wal"]["segment_size"])
@@ -530,6 +539,7 @@ for recycle in recycles:
                 st, l = (int(v) for v in x.split())
                 a = t0 + st / 1e6
                 cause = ("creating" if overlaps(a, a + l / 1e6, creating) else
+                         "installing" if overlaps(a, a + l / 1e6, installing) else
                          "ckpt" if overlaps(a, a + l / 1e6, ckpt_sync) else
                          "writeback" if overlaps(a, a + l / 1e6, bursts) else
                          "disk" if overlaps(a, a + l / 1e6, stalls) else "other")
@@ -537,7 +547,7 @@ for recycle in recycles:
             secs += j["measured_s"]
             commits += j["commits"]
             for k, v in c.items():
-                agg[k] = max(agg.get(k, 0), v) if k == "pg_create_ms_max" else agg.get(k, 0) + v
+                agg[k] = max(agg.get(k, 0), v) if k.endswith("_ms_max") else agg.get(k, 0) + v
             w = j["wal"]
             wal["switches"] += w["segments_switched"]
             wal["bytes"] += w["bytes"]
@@ -554,7 +564,7 @@ for recycle in recycles:
         lat.sort()
         p999 = pct([l for l, _ in lat], .999)
         tail = [cause for l, cause in lat if l / 1000.0 >= p999]
-        causes = {k: tail.count(k) for k in ("creating", "ckpt", "writeback", "disk", "other")}
+        causes = {k: tail.count(k) for k in ("creating", "installing", "ckpt", "writeback", "disk", "other")}
         lat_cause = lat
         lat = [l for l, _ in lat]
         rows.append({"config": cfg, "wal_recycle": recycle, "runs": len(runs), "commits": commits,
@@ -566,6 +576,7 @@ for recycle in recycles:
                      "pg_created_commit_path": agg["pg_commit_path"],
                      "pg_created_checkpointer": agg["pg_checkpointer"],
                      "pg_create_ms_max": agg["pg_create_ms_max"],
+                     "walseg_install_ms_max": agg["walseg_install_ms_max"],
                      "pg_create_ms_avg": agg["pg_create_ms_sum"] / max(1, agg["pg_commit_path"] + agg["pg_checkpointer"]),
                      "checkpoints": agg["checkpoints"], "recycled": agg["ckpt_recycled"],
                      "recycled_before": agg["recycled_before"],
@@ -574,7 +585,7 @@ for recycle in recycles:
 
 hdr = ("| configuration | wal_recycle | TPS | p50 ms | p99 ms | p99.9 ms | p99.99 ms | max ms | "
        "switches | PG created (commit path + ckpt) | PG create ms avg/max | walseg created | "
-       "recycled (before + in window) | ckpts in window | >= p99.9 during creating/ckpt/writeback/disk/other | max during |")
+       "recycled (before + in window) | ckpts in window | >= p99.9 during creating/installing/ckpt/writeback/disk/other | max during |")
 lines = [hdr, "|" + "---|" * 16]
 for r in rows:
     l = r["latency_ms"]
@@ -584,7 +595,7 @@ for r in rows:
                  f'({r["pg_created_commit_path"]} + {r["pg_created_checkpointer"]}) | '
                  f'{r["pg_create_ms_avg"]:.1f}/{r["pg_create_ms_max"]:.1f} | {r["walseg_created"]} | '
                  f'{r["recycled_before"]} + {r["recycled"]} | {r["checkpoints"]} | '
-                 f'{r["tail_causes"]["creating"]}/{r["tail_causes"]["ckpt"]}/'
+                 f'{r["tail_causes"]["creating"]}/{r["tail_causes"]["installing"]}/{r["tail_causes"]["ckpt"]}/'
                  f'{r["tail_causes"]["writeback"]}/{r["tail_causes"]["disk"]}/{r["tail_causes"]["other"]} | '
                  f'{r["max_cause"]} |')
 

@@ -39,6 +39,7 @@
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/lwlock.h"
 #include "utils/timestamp.h"
 
@@ -175,6 +176,8 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 	struct stat st;
 	CreateOutcome outcome;
 	WalsegPace	pace;
+	instr_time	install_start;
+	instr_time	install_time;
 
 	XLogFileName(final_name, tli, segno, wal_segment_size);
 	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
@@ -191,7 +194,10 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 						  walseg_guc_fallocate_fallback(), cancel, rate ? &pace : NULL, fill,
 						  err))
 		return CREATE_FAILED;
+	INSTR_TIME_SET_CURRENT(install_start);
 	outcome = install(temp_name, final_name, segno, err);
+	INSTR_TIME_SET_CURRENT(install_time);
+	INSTR_TIME_SUBTRACT(install_time, install_start);
 	if (outcome != CREATE_DONE)
 		unlink(path);
 	if (outcome == CREATE_DONE && err->message[0] != '\0')
@@ -204,8 +210,13 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 		memset(err, 0, sizeof(*err));
 	}
 	else if (outcome == CREATE_DONE)
-		ereport(DEBUG2, (errmsg_internal("walseg: installed WAL segment \"%s\" by %s",
-										 final_name, walseg_method_name(fill->method_used))));
+		/* The times say where a slow creation spent them (bench/pg_walswitch reads them). */
+		ereport(DEBUG2,
+				(errmsg_internal("walseg: installed WAL segment \"%s\" by %s: fill %.1f ms "
+								 "(%.1f ms of it paced), fsync %.1f ms, install %.1f ms",
+								 final_name, walseg_method_name(fill->method_used),
+								 fill->fill_us / 1000.0, fill->paced_us / 1000.0,
+								 fill->fsync_us / 1000.0, INSTR_TIME_GET_MILLISEC(install_time))));
 	return outcome;
 }
 
