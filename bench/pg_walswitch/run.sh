@@ -193,10 +193,20 @@ esac
 walseg_as_user
 run() { "${AS_USER[@]}" "$@"; }
 
+# Checked before anything is made: the server runs as another user when we are root, from
+# the data directory, so the path is made absolute and must let that user in.
+if [ -n "$data_parent" ]; then
+  [ -d "$data_parent" ] || { echo "run.sh: --data-parent $data_parent: not a directory" >&2; exit 2; }
+  data_parent="$(cd "$data_parent" && pwd)"
+  run test -x "$data_parent" ||
+    { echo "run.sh: --data-parent $data_parent: the user ${WALSEG_RUN_USER} the server runs as cannot enter it" >&2; exit 2; }
+fi
 if [ -z "$work" ]; then
   work="$(mktemp -d "$work_parent/pg_walswitch.XXXXXX")"
 else
   mkdir -p "$work"
+  # A second run would overwrite the first's meta.txt and fail at initdb.
+  [ -z "$(ls -A "$work")" ] || { echo "run.sh: --work $work is not empty" >&2; exit 2; }
 fi
 work="$(cd "$work" && pwd)"
 if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$work"; fi
@@ -227,7 +237,16 @@ cleanup() {
     run "$bindir/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true
   fi
   if ((!keep)) && [ -n "$data" ]; then rm -rf "$data" "$work/wal"; fi
-  if [ "$datas" != "$work" ]; then rm -rf "$datas"; fi
+  if [ "$datas" != "$work" ]; then
+    # --keep: what is still there (the template, an interrupted run's data directory) moves
+    # to the work directory, next to its WAL, as in the default layout.
+    if ((keep)); then
+      for d in "$datas"/*; do
+        if [ -e "$d" ]; then mv "$d" "$work/"; fi
+      done
+    fi
+    rm -rf "$datas"
+  fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -244,7 +263,7 @@ echo "pg_walswitch: work directory $work ($fs), ${segsize} MB segments, min_wal_
        "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "work directory: $work on $fs ($(df --output=source "$work" | tail -1)), $("$pg_config" --version)"
   echo "data directories: $( [ "$datas" = "$work" ] && echo "in the work directory" ||
-       echo "$datas on $(stat -f -c %T "$datas"), pg_wal in the work directory")"
+       echo "$datas on $(findmnt -no FSTYPE -T "$datas" 2>/dev/null | head -1), pg_wal in the work directory")"
   echo "initdb --wal-segsize=$segsize; min_wal_size=$min_wal, max_wal_size=$max_wal," \
        "checkpoint_timeout=$ckpt_timeout, shared_buffers=$shared_buffers, autovacuum=off;" \
        "walseg.prealloc_segments=$prealloc"
