@@ -3,10 +3,11 @@
 # walseg.sync_method = fdatasync and, direct only, open_datasync) against two references
 # measured in the same run on the same filesystem: fio (ioengine io_uring, 8 kB writes,
 # fdatasync after each, into a zero-filled file of one segment's size) and pg_test_fsync's
-# "one 8kB write" fdatasync row. The three are interleaved for ROUNDS rounds and compared by their medians, because on a
-# shared virtual disk one run of each moves by 20% from minute to minute. Each walseg run also
-# measures group commit (walseg bench's commit phase: 1 client, then 8, each flushing its own
-# 8 kB record), reported as the median over rounds of each round's 8-to-1 ratio.
+# "one 8kB write" fdatasync row. The three are interleaved for ROUNDS rounds and compared by
+# their medians, because on a shared virtual disk one run of each moves by 20% from minute to
+# minute. Each walseg run also measures group commit (walseg bench's commit phase: 1 client,
+# then 8, each flushing its own 8 kB record), reported as the median over rounds of each
+# round's 8-to-1 ratio.
 #
 # Usage: bench/append_vs_fio.sh [DIR] [SEGMENTS] [ROUNDS]   (DIR default: current directory;
 #        SEGMENTS x 4 MB of 8 kB commits per walseg run, default 16; ROUNDS default 5)
