@@ -49,9 +49,9 @@
 # path (log timestamps, ms), "installing" if it overlapped the walseg preallocator's fsync of a
 # filled segment and its installation (rename and directory fsync, under ControlFileLock; the
 # DEBUG2 line "walseg: installed WAL segment" gives their times), "ckpt" if it overlapped a
-# checkpoint's sync phase, "writeback" if
-# it overlapped a burst of the kernel's writeback (below), "disk" if it overlapped a stall of
-# the disk (below), else "other".
+# checkpoint's sync phase, "writeback" if it overlapped a burst of the kernel's writeback
+# (below), "disk" if it overlapped a stall of the disk (below), else "other"; the first that
+# applies, in that order.
 # Writeback bursts: the table grows by about as many bytes as the WAL (40 MB/s here), and
 # PostgreSQL writes each new block to the kernel when it extends the relation; the kernel
 # keeps those dirty pages until they are 30 s old (vm.dirty_expire_centisecs) and then writes
@@ -430,6 +430,8 @@ work, configs, recycles, reps = sys.argv[1], sys.argv[2].split(), sys.argv[3].sp
 ts_re = re.compile(r'^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \w+ \[(\d+)\] ([^:]*): (\w+):\s+(.*)$')
 sync_re = re.compile(r'time=([\d.]+) ms')
 install_re = re.compile(r'fsync ([\d.]+) ms, install ([\d.]+) ms')
+# Tail causes, in the order a commit is matched against them (run.sh's header).
+CAUSES = ("creating", "installing", "ckpt", "writeback", "disk", "other")
 ckpt_re = re.compile(r'checkpoint complete: .*?(\d+) WAL file\(s\) added, (\d+) removed, (\d+) recycled')
 
 def log_counts(path):
@@ -438,7 +440,8 @@ def log_counts(path):
     in the commit path and of checkpoint sync phases (first fsync to "checkpoint complete")."""
     inside = False
     c = {"pg_commit_path": 0, "pg_checkpointer": 0, "pg_create_ms_max": 0.0, "pg_create_ms_sum": 0.0,
-         "walseg_installed_log": 0, "walseg_install_ms_max": 0.0, "ckpt_added": 0, "ckpt_removed": 0, "ckpt_recycled": 0,
+         "walseg_installed_log": 0, "walseg_install_ms_max": 0.0,
+         "ckpt_added": 0, "ckpt_removed": 0, "ckpt_recycled": 0,
          "checkpoints": 0, "recycled_before": 0, "removed_before": 0}
     creating, installing, ckpt_sync = [], [], []
     started, sync_from = {}, None
@@ -552,16 +555,13 @@ for recycle in recycles:
             c, creating, installing, ckpt_sync = log_counts(base + ".log")
             t0 = j["start_unix_ms"] / 1000.0
             io = io_samples(base + ".io")
-            bursts = writeback_bursts(io, j["wal"]["segment_size"])
-            stalls = disk_stalls(io)
+            intervals = dict(zip(CAUSES[:-1], (creating, installing, ckpt_sync,
+                                               writeback_bursts(io, j["wal"]["segment_size"]),
+                                               disk_stalls(io))))
             for x in open(base + ".samples"):
                 st, l = (int(v) for v in x.split())
                 a = t0 + st / 1e6
-                cause = ("creating" if overlaps(a, a + l / 1e6, creating) else
-                         "installing" if overlaps(a, a + l / 1e6, installing) else
-                         "ckpt" if overlaps(a, a + l / 1e6, ckpt_sync) else
-                         "writeback" if overlaps(a, a + l / 1e6, bursts) else
-                         "disk" if overlaps(a, a + l / 1e6, stalls) else "other")
+                cause = next((k for k, iv in intervals.items() if overlaps(a, a + l / 1e6, iv)), "other")
                 lat.append((l, cause))
             secs += j["measured_s"]
             commits += j["commits"]
@@ -583,7 +583,7 @@ for recycle in recycles:
         lat.sort()
         p999 = pct([l for l, _ in lat], .999)
         tail = [cause for l, cause in lat if l / 1000.0 >= p999]
-        causes = {k: tail.count(k) for k in ("creating", "installing", "ckpt", "writeback", "disk", "other")}
+        causes = {k: tail.count(k) for k in CAUSES}
         lat_cause = lat
         lat = [l for l, _ in lat]
         rows.append({"config": cfg, "wal_recycle": recycle, "runs": len(runs), "commits": commits,
@@ -604,7 +604,7 @@ for recycle in recycles:
 
 hdr = ("| configuration | wal_recycle | TPS | p50 ms | p99 ms | p99.9 ms | p99.99 ms | max ms | "
        "switches | PG created (commit path + ckpt) | PG create ms avg/max | walseg created | "
-       "recycled (before + in window) | ckpts in window | >= p99.9 during creating/installing/ckpt/writeback/disk/other | max during |")
+       f"recycled (before + in window) | ckpts in window | >= p99.9 during {'/'.join(CAUSES)} | max during |")
 lines = [hdr, "|" + "---|" * 16]
 for r in rows:
     l = r["latency_ms"]
@@ -614,8 +614,7 @@ for r in rows:
                  f'({r["pg_created_commit_path"]} + {r["pg_created_checkpointer"]}) | '
                  f'{r["pg_create_ms_avg"]:.1f}/{r["pg_create_ms_max"]:.1f} | {r["walseg_created"]} | '
                  f'{r["recycled_before"]} + {r["recycled"]} | {r["checkpoints"]} | '
-                 f'{r["tail_causes"]["creating"]}/{r["tail_causes"]["installing"]}/{r["tail_causes"]["ckpt"]}/'
-                 f'{r["tail_causes"]["writeback"]}/{r["tail_causes"]["disk"]}/{r["tail_causes"]["other"]} | '
+                 f'{"/".join(str(r["tail_causes"][k]) for k in CAUSES)} | '
                  f'{r["max_cause"]} |')
 
 verdict = []

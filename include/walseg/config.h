@@ -93,8 +93,9 @@ struct Config {
   SyncMethod sync_method = SyncMethod::kFdatasync;     ///< walseg.sync_method
   /// walseg.commit_delay, microseconds: how long a group commit leader may wait, before it
   /// writes and syncs, for as many flush() callers as its previous sync served, and never
-  /// longer than that sync took (WalWriter::flush). PostgreSQL's commit_delay is 0 by default because there it is a fixed sleep; here
-  /// the wait ends as soon as the group is in, and never starts for a lone committer.
+  /// longer than that sync took (WalWriter::flush). PostgreSQL's commit_delay is 0 by default
+  /// because there it is a fixed sleep; here the wait ends as soon as the group is in, and
+  /// never starts for a lone committer.
   std::uint32_t commit_delay_us = 150;
   IoMethod io_method = IoMethod::kPwrite;              ///< walseg.io_method
   /// walseg.direct_io: the WAL writer opens segments with O_DIRECT, as PostgreSQL 16's

@@ -89,8 +89,9 @@ struct WalWriterStats {
 class WalWriter {
  public:
   /// The manager supplies segments, its Config supplies segment_size, block_size, wal_buffers,
-  /// sync_method, commit_delay, io_method and direct_io; the timeline is the manager's current one. When resuming in the
-  /// middle of a page, that page's written part is read back from its segment first.
+  /// sync_method, commit_delay, io_method and direct_io; the timeline is the manager's current
+  /// one. When resuming in the middle of a page, that page's written part is read back from
+  /// its segment first.
   /// Throws walseg::Error (EINVAL for wal_buffers below 4 pages, an invalid resume position;
   /// io_uring set-up errors naming walseg.io_method; reading the resume page).
   WalWriter(SegmentManager& manager, WalWriterOptions opts);
@@ -103,15 +104,15 @@ class WalWriter {
   /// May block while the ring is full and pages are written out.
   Lsn append(std::span<const std::byte> payload, std::uint8_t info = 0);
 
-  /// Returns when every byte below `lsn` is durable (lsn at most insert_lsn()). Group commit:
-  /// one caller at a time leads (writes everything appended so far and syncs it), the others
-  /// wait for its sync and return if it covered them. When the leader's previous sync covered
-  /// more than one caller, the leader first waits up to walseg.commit_delay microseconds, and
-  /// no longer than that sync took, for as many callers to be in flush() again, yielding the
-  /// CPU meanwhile (as
-  /// PostgreSQL's commit_delay with commit_siblings, but ending as soon as the group is in,
-  /// as MySQL's binlog_group_commit_sync_no_delay_count). A lone committer never waits.
-  /// Throws the writer's first error (case C14) once any write or sync failed.
+  /// Returns when every byte below `lsn` is durable. Group commit: one caller at a time leads
+  /// (writes everything appended so far and syncs it), the others wait for its sync and return
+  /// if it covered them. When the leader's previous sync covered more than one caller, the
+  /// leader first waits up to walseg.commit_delay microseconds, and no longer than that sync
+  /// took, for as many callers to be in flush() again, yielding the CPU meanwhile (as
+  /// PostgreSQL's commit_delay with commit_siblings, but ending as soon as the group is in, as
+  /// MySQL's binlog_group_commit_sync_no_delay_count). A lone committer never waits.
+  /// Throws walseg::Error: EINVAL if `lsn` is beyond insert_lsn(); the writer's first error
+  /// (case C14) once any write or sync failed.
   /// Thread-safe, as append().
   void flush(Lsn lsn);
 
