@@ -9,18 +9,65 @@
 # then 8, each flushing its own 8 kB record), reported as the median over rounds of each
 # round's 8-to-1 ratio.
 #
-# Usage: bench/append_vs_fio.sh [DIR] [SEGMENTS] [ROUNDS]   (DIR default: current directory;
-#        SEGMENTS x 4 MB of 8 kB commits per walseg run, default 16; ROUNDS default 5)
+# The single-writer runs (walseg's append phase, fio, pg_test_fsync) are pinned to one CPU:
+# the one that takes the interrupts of DIR's disk. A writer on another CPU waits at every
+# commit for the wake-up to cross over (on a 2-vCPU virtual machine the same fio job made 6400
+# commits/s there against 9700 on the interrupts' CPU), and which CPU an unpinned program
+# lands on is the scheduler's choice at its start: a coin toss per run that moved the ratios
+# by 30%. The group commit phase runs unpinned: its 8 clients need every CPU.
+#
+# Usage: bench/append_vs_fio.sh [--cpu N|none] [DIR] [SEGMENTS] [ROUNDS]
+#        DIR default: current directory; SEGMENTS x 4 MB of 8 kB commits per walseg run,
+#        default 16; ROUNDS default 5; --cpu: pin to CPU N, or not at all (default: the CPU
+#        that took most of the interrupts of DIR's disk; unpinned when there is none, as for
+#        tmpfs or a loop device).
 # Needs fio and PostgreSQL's pg_test_fsync (apt-get install fio postgresql-15).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 walseg=${WALSEG:-$here/../build/bin/walseg}
+cpu=auto
+if [ "${1:-}" = --cpu ]; then
+  [ $# -ge 2 ] || { echo "append_vs_fio.sh: --cpu needs a CPU number or none" >&2; exit 2; }
+  cpu=$2
+  shift 2
+fi
 dir=${1:-.}
 segments=${2:-16}
 rounds=${3:-5}
 pgbin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 command -v fio >/dev/null || { echo "append_vs_fio.sh: fio missing (apt-get install fio)" >&2; exit 1; }
 [ -x "$pgbin/pg_test_fsync" ] || { echo "append_vs_fio.sh: $pgbin/pg_test_fsync missing" >&2; exit 1; }
+
+# The CPU with the most interrupts from the disk holding $1 (virtio "virtio1-req.0", NVMe
+# "nvme0q1", ...); prints nothing when that disk has no interrupts of its own.
+irq_cpu() {
+  local src dev name
+  src=$(findmnt -no SOURCE --target "$1" 2>/dev/null) || return 0
+  dev=$(basename "$(readlink -f "$src")")
+  [ -e "/sys/class/block/$dev/partition" ] && dev=$(basename "$(readlink -f "/sys/class/block/$dev/..")")
+  [ -e "/sys/class/block/$dev/device" ] || return 0
+  name=$(basename "$(readlink -f "/sys/class/block/$dev/device")")
+  awk -v n="$name" 'NR == 1 { ncpu = NF; next }
+    index($NF, n "-") == 1 || index($NF, n "q") == 1 { for (i = 0; i < ncpu; i++) sum[i] += $(i + 2) }
+    END { best = -1; for (i = 0; i < ncpu; i++) if (sum[i] > 0 && (best < 0 || sum[i] > sum[best])) best = i
+          if (best >= 0) print best }' /proc/interrupts
+}
+[ -d "$dir" ] || { echo "append_vs_fio.sh: $dir is not a directory" >&2; exit 2; }
+if [ "$cpu" = auto ]; then
+  cpu=$(irq_cpu "$dir")
+  if [ -n "$cpu" ]; then why="takes the interrupts of the disk holding $dir"; else cpu=none; why="no interrupts found for the disk holding $dir"; fi
+else
+  why="--cpu"
+fi
+if [ "$cpu" = none ]; then
+  pin=()
+  echo "single-writer runs not pinned ($why)" >&2
+else
+  [[ "$cpu" =~ ^[0-9]+$ ]] && taskset -c "$cpu" true 2>/dev/null ||
+    { echo "append_vs_fio.sh: --cpu $cpu: not a CPU this process may run on" >&2; exit 2; }
+  pin=(taskset -c "$cpu")
+  echo "single-writer runs pinned to CPU $cpu ($why)" >&2
+fi
 work=$(mktemp -d "$dir/append-vs-fio.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
@@ -32,22 +79,23 @@ for r in $(seq 1 "$rounds"); do
   # too): with no FUA on the device the kernel still sends a cache flush after each write, but
   # io_uring then needs no linked fsync, which it can only run in a worker thread.
   for conf in off.fdatasync on.fdatasync on.open_datasync; do
-    "$walseg" bench --dir "$work/w" --phases append commit --methods zero_write --segments "$segments" \
-      -c walseg.direct_io=${conf%%.*} -c walseg.sync_method=${conf#*.} --json "$work/walseg.$conf.$r.json" >/dev/null
+    set -- --dir "$work/w" --methods zero_write --segments "$segments" -c walseg.direct_io=${conf%%.*} -c walseg.sync_method=${conf#*.}
+    "${pin[@]}" "$walseg" bench "$@" --phases append --json "$work/walseg.$conf.$r.json" >/dev/null
+    "$walseg" bench "$@" --phases commit --json "$work/commit.$conf.$r.json" >/dev/null
   done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
   # (overwrite=1), so it compares with zero-filled segments.
-  fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
+  "${pin[@]}" fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
     --size=16M --io_size="$bytes" --overwrite=1 --fallocate=none --output-format=json >"$work/fio.$r.json"
   rm -f "$work"/wal.*
   # pg_test_fsync: its fdatasync row of "Compare file sync methods using one 8kB write".
-  "$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 1 >"$work/pg_test_fsync.$r.txt"
+  "${pin[@]}" "$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 1 >"$work/pg_test_fsync.$r.txt"
   echo "round $r of $rounds done" >&2
 done
 
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$rounds" "$cpu" "$why" <<'PY'
 import json, re, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, cpu, why = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 confs = ("off.fdatasync", "on.fdatasync", "on.open_datasync")
 walseg = {}  # (conf, io) -> ops/s per round
 group = {}   # (conf, io) -> 8 clients / 1 client per round
@@ -55,7 +103,8 @@ fio, pg = [], []
 for r in range(1, rounds + 1):
     for conf in confs:
         commit = {}
-        for x in json.load(open(f"{work}/walseg.{conf}.{r}.json"))["rows"]:
+        rows = json.load(open(f"{work}/walseg.{conf}.{r}.json"))["rows"]
+        for x in rows + json.load(open(f"{work}/commit.{conf}.{r}.json"))["rows"]:
             if x["phase"] == "append":
                 walseg.setdefault((conf, x["io"]), []).append(x["ops_per_s"])
             elif x["phase"] == "commit":
@@ -69,6 +118,8 @@ for r in range(1, rounds + 1):
 med = statistics.median
 fmt = lambda xs, d=0: " ".join(f"{x:.{d}f}" for x in xs)
 print(f"rounds: {rounds} (medians; every round listed)")
+pinned = "not pinned" if cpu == "none" else f"pinned to CPU {cpu}"
+print(f"single-writer runs (walseg append, fio, pg_test_fsync) {pinned}: {why}; group commit unpinned")
 name = lambda conf: "direct_io={} sync_method={}".format(*conf.split("."))
 for (conf, io), xs in sorted(walseg.items()):
     label = f"walseg append {io:<8} {name(conf)} (zero_write, 8 kB records flushed one by one)"

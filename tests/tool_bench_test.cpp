@@ -1,9 +1,10 @@
 // Tests of `walseg bench`'s report header (src/bin/cmd_bench.cpp), run as a user would run it
 // (tool_test_util.h), on the smallest runs that still exercise it: the header describes the
-// phases asked for, and names walseg.direct_io when it is on. The measurements themselves are
-// benchmarks (bench/), not tests. Skipped when the tool has not been built.
+// phases asked for, and names walseg.direct_io when it is on; the append phase measures only
+// writing. The measurements themselves are benchmarks (bench/), not tests. Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench
 #include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tool_test_util.h"
 
@@ -28,6 +29,22 @@ BOOST_AUTO_TEST_CASE(DirectIo_HeaderSaysTheWalIsWrittenWithODirect) {
   BOOST_TEST(contains(first, "WAL writes with O_DIRECT (walseg.direct_io)"), first);
   auto off = run("bench --dir '" + dir + "' --phases append --methods sparse --segments 1");
   BOOST_TEST(!contains(off.out.substr(0, off.out.find('\n')), "O_DIRECT"));
+}
+
+BOOST_AUTO_TEST_CASE(AppendPhase_NoSegmentIsMadeWhileTheWriterIsMeasured) {
+  // The pool was topped up to walseg.prealloc_segments ahead as the writer moved on, so fills
+  // ran alongside the commits being timed: one here, and three 16 MB fills beside 64 MB of
+  // commits in bench/append_vs_fio.sh's runs, a disk load fio and pg_test_fsync never carry.
+  auto r = run("bench --dir '" + dir + "' --phases append --methods zero_write --segment-size 1MB --segments 3 " +
+               "--write-bytes 1MB --json '" + dir + "/rows.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  auto rows = nlohmann::json::parse(std::ifstream(dir + "/rows.json"))["rows"];
+  BOOST_TEST_REQUIRE(rows.size() == 2u);  // pwrite and io_uring
+  for (const auto& row : rows) {
+    BOOST_TEST(row["phase"] == "append");
+    BOOST_TEST(row["n"].get<std::uint64_t>() == 3u * 1024 * 1024 / 8192);  // the commits it timed
+    BOOST_TEST(row["created_while_measuring"].get<std::uint64_t>() == 0u, row.dump());
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -52,6 +52,9 @@ struct Row {
   std::string config;                 ///< phase switch: "unpooled", "pooled", "recycled"
   std::string kind;                   ///< phase switch: "boundary" or "ordinary" appends
   int clients = 0;                    ///< phase commit: concurrent clients
+  /// Phase append: segments the preallocator made while the writer was measured (0: every
+  /// segment was made before, as the phase intends).
+  std::uint64_t created_while_measuring = 0;
 };
 
 /// A row of per-operation latencies: lat from `us` (sorted in place), ops_per_s and mb_per_s

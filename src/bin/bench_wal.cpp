@@ -6,6 +6,7 @@
 // commit: K clients do the same concurrently; group commit lets one sync cover many commits.
 // A checkpointer retires old segments as the run goes, so with walseg.recycle = on (the
 // default) the steady state writes into recycled segments, as a PostgreSQL server does.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 
@@ -42,25 +43,40 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
       std::filesystem::remove_all(dir);
       ClientRun meas;
       std::string used;
+      std::uint64_t created_while = 0;
       {
-        // Every segment the run writes is made before it starts: this phase measures writing
-        // into what each method leaves, and the cost of making segments while writing is the
-        // `switch` phase's subject (a fill running here doubled the disk's work, which the
-        // fio and pg_test_fsync references of bench/append_vs_fio.sh never do).
+        // Every segment the run writes is made before it starts, and none after: this phase
+        // measures writing into what each method leaves, and the cost of making segments while
+        // writing is the `switch` phase's subject (a fill running here doubled the disk's work,
+        // which the fio and pg_test_fsync references of bench/append_vs_fio.sh never do).
+        // walseg.max_size is what stops the preallocator: with it any larger, the pool is
+        // topped up to walseg.prealloc_segments ahead as the writer moves on.
         Config c = wal_config(s, m, io);
         const std::uint64_t wal_bytes = commits * (s.write_size + 64);  // record and page headers
-        const auto ahead = static_cast<int>(wal_bytes / s.segment_size + 2);
-        c.prealloc_segments = std::max(c.prealloc_segments, ahead);
-        c.max_size_bytes = std::max(c.max_size_bytes, static_cast<std::uint64_t>(ahead + 2) * s.segment_size);
+        const std::uint64_t ahead = wal_bytes / s.segment_size + 2;
+        c.prealloc_segments = static_cast<int>(ahead);
+        c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
+        c.min_size_bytes = std::min(c.min_size_bytes, c.max_size_bytes);  // unused: no recycling
         auto wal = Wal::open(dir, c);
-        wal->manager().wait_ready(static_cast<std::size_t>(c.prealloc_segments), std::chrono::seconds(120));
+        if (std::size_t ready = wal->manager().wait_ready(ahead, std::chrono::seconds(120)); ready < ahead)
+          throw Error(ETIMEDOUT, "prepare", dir,
+                      fmt::format("bench append: only {} of {} segments were ready in \"{}\" after 120 s",
+                                  ready, ahead, dir));
+        auto created = [&] {
+          std::uint64_t n = 0;
+          for (const auto& [method_used, k] : wal->manager().stats().created_by_method) n += k;
+          return n;
+        };
+        const std::uint64_t created_before = created();
         meas = run_clients(wal->writer(), s.write_size, 1, commits, 0);
+        created_while = created() - created_before;
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
       }
       std::filesystem::remove_all(dir);
       Row row = latency_row("append", name, meas.us, s.write_size, meas.seconds);
       row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
+      row.created_while_measuring = created_while;
       rows.push_back(std::move(row));
     }
   }

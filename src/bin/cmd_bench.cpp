@@ -173,6 +173,7 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
   if (!r.config.empty()) j["config"] = r.config;
   if (!r.kind.empty()) j["kind"] = r.kind;
   if (r.clients > 0) j["clients"] = r.clients;
+  if (r.phase == "append") j["created_while_measuring"] = r.created_while_measuring;
   return j;
 }
 
