@@ -57,7 +57,7 @@ if [ "$cpu" = auto ]; then
   cpu=$(irq_cpu "$dir")
   if [ -n "$cpu" ]; then why="takes the interrupts of the disk holding $dir"; else cpu=none; why="no interrupts found for the disk holding $dir"; fi
 else
-  why="--cpu"
+  why="--cpu $cpu"
 fi
 if [ "$cpu" = none ]; then
   pin=()
