@@ -16,11 +16,12 @@
 # lands on is the scheduler's choice at its start: a coin toss per run that moved the ratios
 # by 30%. The group commit phase runs unpinned: its 8 clients need every CPU.
 #
-# Usage: bench/append_vs_fio.sh [--cpu N|none] [DIR] [SEGMENTS] [ROUNDS]
+# Usage: bench/append_vs_fio.sh [--cpu N|none|auto] [DIR] [SEGMENTS] [ROUNDS]
 #        DIR default: current directory; SEGMENTS x 4 MB of 8 kB commits per walseg run,
-#        default 16; ROUNDS default 5; --cpu: pin to CPU N, or not at all (default: the CPU
-#        that took most of the interrupts of DIR's disk; unpinned when there is none, as for
-#        tmpfs or a loop device).
+#        default 16; ROUNDS default 5; --cpu: pin to CPU N, or not at all (default auto: the
+#        CPU that took most of the interrupts of DIR's disk, if this process's affinity, as
+#        taskset or a cpuset set it, includes it; unpinned otherwise, and when the disk has no
+#        interrupts of its own, as tmpfs, a loop device or device-mapper).
 # Needs fio and PostgreSQL's pg_test_fsync (apt-get install fio postgresql-15).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +35,11 @@ fi
 dir=${1:-.}
 segments=${2:-16}
 rounds=${3:-5}
+[ -d "$dir" ] || { echo "append_vs_fio.sh: $dir is not a directory" >&2; exit 2; }
+dir=$(cd -- "$dir" && pwd)
+for n in "$segments" "$rounds"; do
+  [[ "$n" =~ ^[1-9][0-9]{0,4}$ ]] || { echo "append_vs_fio.sh: SEGMENTS and ROUNDS must be whole numbers from 1 to 99999, not \"$n\"" >&2; exit 2; }
+done
 pgbin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 command -v fio >/dev/null || { echo "append_vs_fio.sh: fio missing (apt-get install fio)" >&2; exit 1; }
 [ -x "$pgbin/pg_test_fsync" ] || { echo "append_vs_fio.sh: $pgbin/pg_test_fsync missing" >&2; exit 1; }
@@ -42,29 +48,47 @@ command -v fio >/dev/null || { echo "append_vs_fio.sh: fio missing (apt-get inst
 # "nvme0q1", ...); prints nothing when that disk has no interrupts of its own.
 irq_cpu() {
   local src dev name
-  src=$(findmnt -no SOURCE --target "$1" 2>/dev/null) || return 0
+  # --nofsroot: a bind mount's source is "/dev/vda[/its/root]" otherwise.
+  src=$(findmnt -nvo SOURCE --target "$1" 2>/dev/null) || return 0
   dev=$(basename "$(readlink -f "$src")")
   [ -e "/sys/class/block/$dev/partition" ] && dev=$(basename "$(readlink -f "/sys/class/block/$dev/..")")
   [ -e "/sys/class/block/$dev/device" ] || return 0
   name=$(basename "$(readlink -f "/sys/class/block/$dev/device")")
-  awk -v n="$name" 'NR == 1 { ncpu = NF; next }
+  # Columns are named by the header ("CPU0 CPU2 ..."): offline CPUs have none.
+  awk -v n="$name" 'NR == 1 { ncpu = NF; for (i = 1; i <= NF; i++) id[i - 1] = substr($i, 4); next }
     index($NF, n "-") == 1 || index($NF, n "q") == 1 { for (i = 0; i < ncpu; i++) sum[i] += $(i + 2) }
     END { best = -1; for (i = 0; i < ncpu; i++) if (sum[i] > 0 && (best < 0 || sum[i] > sum[best])) best = i
-          if (best >= 0) print best }' /proc/interrupts
+          if (best >= 0) print id[best] }' /proc/interrupts
 }
-[ -d "$dir" ] || { echo "append_vs_fio.sh: $dir is not a directory" >&2; exit 2; }
-if [ "$cpu" = auto ]; then
-  cpu=$(irq_cpu "$dir")
-  if [ -n "$cpu" ]; then why="takes the interrupts of the disk holding $dir"; else cpu=none; why="no interrupts found for the disk holding $dir"; fi
-else
-  why="--cpu $cpu"
-fi
+# Whether CPU $1 is in this process's affinity list (Cpus_allowed_list: "0-3,6"): an outer
+# taskset or a cpuset is the user's choice, which auto does not override.
+may_run_on() {
+  local part
+  for part in $(awk '/^Cpus_allowed_list:/ { gsub(",", " ", $2); print $2 }' /proc/self/status); do
+    if [ "$1" -ge "${part%-*}" ] && [ "$1" -le "${part#*-}" ]; then return 0; fi
+  done
+  return 1
+}
+case "$cpu" in
+  auto)
+    cpu=$(irq_cpu "$dir")
+    if [ -z "$cpu" ]; then
+      cpu=none; why="no interrupts found for the disk holding $dir"
+    elif ! may_run_on "$cpu"; then
+      why="CPU $cpu takes the interrupts of the disk holding $dir, but this process's CPU affinity excludes it"; cpu=none
+    else
+      why="takes the interrupts of the disk holding $dir"
+    fi ;;
+  none) why="--cpu none" ;;
+  *)
+    [[ "$cpu" =~ ^[0-9]+$ ]] && taskset -c "$cpu" true 2>/dev/null ||
+      { echo "append_vs_fio.sh: --cpu $cpu: not a CPU this process may run on" >&2; exit 2; }
+    why="--cpu $cpu" ;;
+esac
 if [ "$cpu" = none ]; then
   pin=()
   echo "single-writer runs not pinned ($why)" >&2
 else
-  [[ "$cpu" =~ ^[0-9]+$ ]] && taskset -c "$cpu" true 2>/dev/null ||
-    { echo "append_vs_fio.sh: --cpu $cpu: not a CPU this process may run on" >&2; exit 2; }
   pin=(taskset -c "$cpu")
   echo "single-writer runs pinned to CPU $cpu ($why)" >&2
 fi
@@ -85,7 +109,7 @@ for r in $(seq 1 "$rounds"); do
   done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
   # (overwrite=1), so it compares with zero-filled segments.
-  "${pin[@]}" fio --name=wal --directory="$work" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
+  "${pin[@]}" fio --name=wal --directory="${work//:/\\:}" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
     --size=16M --io_size="$bytes" --overwrite=1 --fallocate=none --output-format=json >"$work/fio.$r.json"
   rm -f "$work"/wal.*
   # pg_test_fsync: its fdatasync row of "Compare file sync methods using one 8kB write".
@@ -100,6 +124,7 @@ confs = ("off.fdatasync", "on.fdatasync", "on.open_datasync")
 walseg = {}  # (conf, io) -> ops/s per round
 group = {}   # (conf, io) -> 8 clients / 1 client per round
 fio, pg = [], []
+tainted = []  # append runs during which segments were made
 for r in range(1, rounds + 1):
     for conf in confs:
         commit = {}
@@ -107,6 +132,8 @@ for r in range(1, rounds + 1):
         for x in rows + json.load(open(f"{work}/commit.{conf}.{r}.json"))["rows"]:
             if x["phase"] == "append":
                 walseg.setdefault((conf, x["io"]), []).append(x["ops_per_s"])
+                if x["created_while_measuring"]:  # then the run also measured fills
+                    tainted.append(f"round {r} {conf} {x['io']}: {x['created_while_measuring']}")
             elif x["phase"] == "commit":
                 commit[(x["io"], x["clients"])] = x["ops_per_s"]
         for io in ("pwrite", "io_uring"):
@@ -118,6 +145,8 @@ for r in range(1, rounds + 1):
 med = statistics.median
 fmt = lambda xs, d=0: " ".join(f"{x:.{d}f}" for x in xs)
 print(f"rounds: {rounds} (medians; every round listed)")
+if tainted:
+    print("WARNING: segments were made while walseg's append phase was timed: " + "; ".join(tainted))
 pinned = "not pinned" if cpu == "none" else f"pinned to CPU {cpu}"
 print(f"single-writer runs (walseg append, fio, pg_test_fsync) {pinned}: {why}; group commit unpinned")
 name = lambda conf: "direct_io={} sync_method={}".format(*conf.split("."))

@@ -52,16 +52,21 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
         // walseg.max_size is what stops the preallocator: with it any larger, the pool is
         // topped up to walseg.prealloc_segments ahead as the writer moves on.
         Config c = wal_config(s, m, io);
-        const std::uint64_t wal_bytes = commits * (s.write_size + 64);  // record and page headers
+        // Record and data headers and alignment are under 64 bytes a record; page headers
+        // take up to 40 bytes (a segment's first) of every walseg.block_size page.
+        const std::uint64_t bs = c.block_size_bytes;
+        const std::uint64_t wal_bytes = commits * (s.write_size + 64) / (bs - 40) * bs + bs;
         const std::uint64_t ahead = wal_bytes / s.segment_size + 2;
         c.prealloc_segments = static_cast<int>(ahead);
         c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
         c.min_size_bytes = std::min(c.min_size_bytes, c.max_size_bytes);  // unused: no recycling
         auto wal = Wal::open(dir, c);
-        if (std::size_t ready = wal->manager().wait_ready(ahead, std::chrono::seconds(120)); ready < ahead)
+        if (std::size_t ready = wal->manager().wait_ready(ahead, std::chrono::seconds(120)); ready < ahead) {
+          wal->manager().throw_if_failed();  // the preallocator's own error (ENOSPC, ...) first
           throw Error(ETIMEDOUT, "prepare", dir,
                       fmt::format("bench append: only {} of {} segments were ready in \"{}\" after 120 s",
                                   ready, ahead, dir));
+        }
         auto created = [&] {
           std::uint64_t n = 0;
           for (const auto& [method_used, k] : wal->manager().stats().created_by_method) n += k;

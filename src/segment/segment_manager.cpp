@@ -211,6 +211,11 @@ std::size_t SegmentManager::wait_ready(std::size_t n, std::chrono::milliseconds 
   return ready_ahead_locked();
 }
 
+void SegmentManager::throw_if_failed() {
+  std::lock_guard lk(mu_);
+  throw_stored_error_locked();
+}
+
 void SegmentManager::set_timeline(TimeLineId tli) {
   std::lock_guard lk(mu_);
   if (tli == timeline_) return;
