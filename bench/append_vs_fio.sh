@@ -28,7 +28,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 walseg=${WALSEG:-$here/../build/bin/walseg}
 cpu=auto
 if [ "${1:-}" = --cpu ]; then
-  [ $# -ge 2 ] || { echo "append_vs_fio.sh: --cpu needs a CPU number or none" >&2; exit 2; }
+  [ $# -ge 2 ] || { echo "append_vs_fio.sh: --cpu needs a CPU number, none or auto" >&2; exit 2; }
   cpu=$2
   shift 2
 fi
@@ -38,7 +38,8 @@ rounds=${3:-5}
 [ -d "$dir" ] || { echo "append_vs_fio.sh: $dir is not a directory" >&2; exit 2; }
 dir=$(cd -- "$dir" && pwd)
 for n in "$segments" "$rounds"; do
-  [[ "$n" =~ ^[1-9][0-9]{0,4}$ ]] || { echo "append_vs_fio.sh: SEGMENTS and ROUNDS must be whole numbers from 1 to 99999, not \"$n\"" >&2; exit 2; }
+  [[ "$n" =~ ^[1-9][0-9]{0,4}$ ]] ||
+    { echo "append_vs_fio.sh: SEGMENTS and ROUNDS are whole numbers from 1 to 99999, not \"$n\"" >&2; exit 2; }
 done
 pgbin=$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)
 command -v fio >/dev/null || { echo "append_vs_fio.sh: fio missing (apt-get install fio)" >&2; exit 1; }
@@ -75,7 +76,8 @@ case "$cpu" in
     if [ -z "$cpu" ]; then
       cpu=none; why="no interrupts found for the disk holding $dir"
     elif ! may_run_on "$cpu"; then
-      why="CPU $cpu takes the interrupts of the disk holding $dir, but this process's CPU affinity excludes it"; cpu=none
+      why="CPU $cpu takes the interrupts of the disk holding $dir, but this process's CPU affinity"
+      why+=" excludes it"; cpu=none
     else
       why="takes the interrupts of the disk holding $dir"
     fi ;;
@@ -93,7 +95,22 @@ else
   echo "single-writer runs pinned to CPU $cpu ($why)" >&2
 fi
 work=$(mktemp -d "$dir/append-vs-fio.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# Each program runs in the background and is waited for, so that an interrupt is handled at
+# once and stops it before its directory is removed (a walseg left running went on writing
+# into the removed directory and recreated it).
+child=
+run() {
+  "$@" &
+  child=$!
+  wait "$child"
+}
+cleanup() {
+  if [ -n "$child" ]; then kill "$child" 2>/dev/null || true; wait "$child" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 bytes=$((segments * 4 * 1024 * 1024))
 for r in $(seq 1 "$rounds"); do
@@ -103,17 +120,18 @@ for r in $(seq 1 "$rounds"); do
   # too): with no FUA on the device the kernel still sends a cache flush after each write, but
   # io_uring then needs no linked fsync, which it can only run in a worker thread.
   for conf in off.fdatasync on.fdatasync on.open_datasync; do
-    set -- --dir "$work/w" --methods zero_write --segments "$segments" -c walseg.direct_io=${conf%%.*} -c walseg.sync_method=${conf#*.}
-    "${pin[@]}" "$walseg" bench "$@" --phases append --json "$work/walseg.$conf.$r.json" >/dev/null
-    "$walseg" bench "$@" --phases commit --json "$work/commit.$conf.$r.json" >/dev/null
+    args=(--dir "$work/w" --methods zero_write --segments "$segments"
+          -c "walseg.direct_io=${conf%%.*}" -c "walseg.sync_method=${conf#*.}")
+    run "${pin[@]}" "$walseg" bench "${args[@]}" --phases append --json "$work/walseg.$conf.$r.json" >/dev/null
+    run "$walseg" bench "${args[@]}" --phases commit --json "$work/commit.$conf.$r.json" >/dev/null
   done
   # fio: the same number of 8 kB commits into a 16 MB file laid out with zeros first
   # (overwrite=1), so it compares with zero-filled segments.
-  "${pin[@]}" fio --name=wal --directory="${work//:/\\:}" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
+  run "${pin[@]}" fio --name=wal --directory="${work//:/\\:}" --ioengine=io_uring --rw=write --bs=8k --fdatasync=1 \
     --size=16M --io_size="$bytes" --overwrite=1 --fallocate=none --output-format=json >"$work/fio.$r.json"
   rm -f "$work"/wal.*
   # pg_test_fsync: its fdatasync row of "Compare file sync methods using one 8kB write".
-  "${pin[@]}" "$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 1 >"$work/pg_test_fsync.$r.txt"
+  run "${pin[@]}" "$pgbin/pg_test_fsync" -f "$work/pg_test_fsync.out" -s 1 >"$work/pg_test_fsync.$r.txt"
   echo "round $r of $rounds done" >&2
 done
 
@@ -128,8 +146,8 @@ tainted = []  # append runs during which segments were made
 for r in range(1, rounds + 1):
     for conf in confs:
         commit = {}
-        rows = json.load(open(f"{work}/walseg.{conf}.{r}.json"))["rows"]
-        for x in rows + json.load(open(f"{work}/commit.{conf}.{r}.json"))["rows"]:
+        for x in (json.load(open(f"{work}/walseg.{conf}.{r}.json"))["rows"] +
+                  json.load(open(f"{work}/commit.{conf}.{r}.json"))["rows"]):
             if x["phase"] == "append":
                 walseg.setdefault((conf, x["io"]), []).append(x["ops_per_s"])
                 if x["created_while_measuring"]:  # then the run also measured fills

@@ -1,7 +1,8 @@
-// Tests of `walseg bench`'s report header (src/bin/cmd_bench.cpp), run as a user would run it
+// Tests of `walseg bench` (src/bin/cmd_bench.cpp, bench_wal.cpp), run as a user would run it
 // (tool_test_util.h), on the smallest runs that still exercise it: the header describes the
-// phases asked for, and names walseg.direct_io when it is on; the append phase measures only
-// writing. The measurements themselves are benchmarks (bench/), not tests. Skipped when the tool has not been built.
+// phases asked for, and names walseg.direct_io when it is on; the append phase times only
+// writing, with no segment made meanwhile. The measurements themselves are benchmarks
+// (bench/), not tests. Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
