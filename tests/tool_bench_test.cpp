@@ -39,17 +39,20 @@ BOOST_AUTO_TEST_CASE(AppendPhase_NoSegmentIsMadeWhileTheWriterIsMeasured) {
   // commits in bench/append_vs_fio.sh's runs, a disk load fio and pg_test_fsync never carry.
   // Then, with 1 kB pages, the segments made beforehand fell short: the estimate of the WAL's
   // size left out the page headers (2 of 120 segments made while timed here).
-  for (std::string extra : {"--segments 3", "--segments 120 -c walseg.block_size=1024"}) {
-    BOOST_TEST_CONTEXT(extra) {
-      auto r = run("bench --dir '" + dir + "' --phases append --methods zero_write --segment-size 1MB " + extra +
-                   " --write-bytes 1MB --json '" + dir + "/rows.json'");
+  struct Case {
+    std::uint64_t segments;
+    std::string settings;
+  };
+  for (const Case& c : {Case{3, ""}, Case{120, "-c walseg.block_size=1024"}}) {
+    BOOST_TEST_CONTEXT(c.segments << " segments " << c.settings) {
+      auto r = run("bench --dir '" + dir + "' --phases append --methods zero_write --segment-size 1MB --segments " +
+                   std::to_string(c.segments) + " " + c.settings + " --write-bytes 1MB --json '" + dir + "/rows.json'");
       BOOST_TEST_REQUIRE(r.status == 0, r.err);
       auto rows = nlohmann::json::parse(std::ifstream(dir + "/rows.json"))["rows"];
       BOOST_TEST_REQUIRE(rows.size() == 2u);  // pwrite and io_uring
-      const std::uint64_t segments = std::stoul(extra.substr(extra.find(' ') + 1));
       for (const auto& row : rows) {
         BOOST_TEST(row["phase"] == "append");
-        BOOST_TEST(row["n"].get<std::uint64_t>() == segments * 1024 * 1024 / 8192);  // the commits timed
+        BOOST_TEST(row["n"].get<std::uint64_t>() == c.segments * 1024 * 1024 / 8192);  // the commits timed
         BOOST_TEST(row["created_while_measuring"].get<std::uint64_t>() == 0u, row.dump());
       }
     }

@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "clients.h"
 #include "walseg/wal.h"
+#include "walseg/wal_format.h"
 
 namespace walseg::tool {
 namespace {
@@ -53,9 +54,9 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
         // topped up to walseg.prealloc_segments ahead as the writer moves on.
         Config c = wal_config(s, m, io);
         // Record and data headers and alignment are under 64 bytes a record; page headers
-        // take up to 40 bytes (a segment's first) of every walseg.block_size page.
+        // take up to kLongPageHeaderBytes (a segment's first) of every walseg.block_size page.
         const std::uint64_t bs = c.block_size_bytes;
-        const std::uint64_t wal_bytes = commits * (s.write_size + 64) / (bs - 40) * bs + bs;
+        const std::uint64_t wal_bytes = commits * (s.write_size + 64) / (bs - kLongPageHeaderBytes) * bs + bs;
         const std::uint64_t ahead = wal_bytes / s.segment_size + 2;
         c.prealloc_segments = static_cast<int>(ahead);
         c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
@@ -67,14 +68,9 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
                       fmt::format("bench append: only {} of {} segments were ready in \"{}\" after 120 s",
                                   ready, ahead, dir));
         }
-        auto created = [&] {
-          std::uint64_t n = 0;
-          for (const auto& [method_used, k] : wal->manager().stats().created_by_method) n += k;
-          return n;
-        };
-        const std::uint64_t created_before = created();
+        const std::uint64_t created_before = wal->manager().stats().create.count;
         meas = run_clients(wal->writer(), s.write_size, 1, commits, 0);
-        created_while = created() - created_before;
+        created_while = wal->manager().stats().create.count - created_before;
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
       }
       std::filesystem::remove_all(dir);
