@@ -190,21 +190,34 @@ BOOST_AUTO_TEST_CASE(none_leaves_an_empty_file) {
   BOOST_TEST(r.size_bytes == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(glibc_emulation_leaves_existing_non_zero_data_intact) {
+BOOST_AUTO_TEST_CASE(C22_a_file_not_created_exclusively_is_refused_and_its_data_kept) {
+  // Bug: allocate_file ran on any descriptor, and posix_fallocate's fallback to
+  // glibc_emulation truncated the file to 0 first, wiping what was in it. Every method now
+  // requires a file this process has just created with O_CREAT | O_EXCL, and empty.
   const std::string p = dir / "keep";
-  walseg_test::write_bytes(p, 0, 10000, '\xAB');          // spans the probed byte 4095
-  walseg_test::write_bytes(p, 5 * 4096 + 4095, 1, 'P');  // exactly a probed byte
-  walseg_test::write_bytes(p, 100000, 3, 'Q');           // inside a block, not probed
-  File f = File::open(p, O_RDWR);
-  allocate_file(f, 1 * kMiB, options(InitMethod::kGlibcEmulation));
-  auto bytes = walseg_test::read_all(p);
-  BOOST_REQUIRE(bytes.size() == 1 * kMiB);
-  std::vector<char> expect(1 * kMiB, '\0');
-  std::fill(expect.begin(), expect.begin() + 10000, '\xAB');
-  expect[5 * 4096 + 4095] = 'P';
-  std::fill(expect.begin() + 100000, expect.begin() + 100003, 'Q');
-  BOOST_TEST((bytes == expect));
-  BOOST_TEST(allocated_bytes(stat_path(p)) >= 1 * kMiB);
+  walseg_test::write_bytes(p, 0, 10000, '\xAB');
+  const auto before = walseg_test::read_all(p);
+  for (InitMethod m : {InitMethod::kZeroWrite, InitMethod::kPosixFallocate, InitMethod::kGlibcEmulation,
+                       InitMethod::kSparse, InitMethod::kFallocateKeepSize, InitMethod::kNone}) {
+    BOOST_TEST_CONTEXT(to_string(m)) {
+      File f = File::open(p, O_RDWR);
+      failpoint::arm("fallocate", {failpoint::Kind::kErrno, EOPNOTSUPP, 0, 1, 0});
+      BOOST_CHECK_EXCEPTION(allocate_file(f, 1 * kMiB, options(m, FallbackMethod::kGlibcEmulation)), Error,
+                            walseg_test::error_is(EINVAL, {"refusing to allocate file \"" + p + "\"",
+                                                           "O_CREAT | O_EXCL"}));
+      failpoint::disarm_all();
+      BOOST_TEST((walseg_test::read_all(p) == before));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(C22_an_exclusively_created_file_that_already_holds_bytes_is_refused) {
+  File f = create("written");
+  const char rec[100] = {'r'};
+  f.pwrite_all(rec, sizeof rec, 0);
+  BOOST_CHECK_EXCEPTION(allocate_file(f, kSize, options(InitMethod::kPosixFallocate, FallbackMethod::kGlibcEmulation)),
+                        Error, walseg_test::error_is(EINVAL, {"already holds 100 bytes"}));
+  BOOST_TEST(walseg_test::stat_path(dir / "written").st_size == 100);
 }
 
 BOOST_AUTO_TEST_CASE(C01_chunk_grows_back_after_a_burst_of_eintr) {

@@ -1,23 +1,27 @@
 #define BOOST_TEST_MODULE dir_scan
 #include <boost/test/unit_test.hpp>
 
-// Tests for include/walseg/dir_scan.h: what the start-up scan keeps, removes, moves aside and
-// leaves alone. Directories are built with plain syscalls (sparse ftruncate for 16 MB sizes:
-// the scan looks at st_size only) and inspected afterwards with readdir/stat/read, so the
-// expectations never come from the code under test. Contents and inode numbers are compared
-// before and after to prove "left alone" and "moved aside with its content".
+// Tests for include/walseg/dir_scan.h: what the start-up scan keeps, removes and leaves alone,
+// and whose it takes each segment-named file to be. Directories are built with plain syscalls
+// and the byte helpers of wal_files_test_util.h (sparse ftruncate for 16 MB sizes) and
+// inspected afterwards with readdir/stat/read, so the expectations never come from the code
+// under test. Contents and inode numbers are compared before and after to prove "left alone".
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "fs_test_util.h"
+#include "wal_files_test_util.h"
 #include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/failpoint.h"
@@ -57,19 +61,35 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
 
 struct ScanFixture : walseg_test::FreshDirFixture {
   Directory d = Directory::open(dir.path());
+  WalControl c1 = walseg_test::test_control(k1MB);
+  WalControl c16 = walseg_test::test_control(k16MB);
 };
+
+std::vector<std::string> foreign_names(const ScanReport& r) {
+  std::vector<std::string> v;
+  for (const auto& f : r.foreign) v.push_back(f.name);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::string why_of(const ScanReport& r, const std::string& name) {
+  for (const auto& f : r.foreign)
+    if (f.name == name) return f.why;
+  return "(not reported as foreign)";
+}
 
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(dir_scan, ScanFixture)
 
-BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_and_leaves_other_wal_files_alone) {
+BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_leaves_the_rest_alone) {
   // The case's directory, for 16 MB segments (256 segments per xlogid, so a low part of 0x100
-  // is out of range).
-  const std::map<std::string, std::uint64_t> files = {
-      {"000000010000000000000001", k16MB},                  // valid
+  // is out of range). The two strictly named segments carry this WAL's ready stamp.
+  using walseg_test::put_ready_segment;
+  put_ready_segment(dir / "000000010000000000000001", c16, 1, 1);
+  put_ready_segment(dir / "0000000A0000000000000002", c16, 10, 2);
+  const std::map<std::string, std::uint64_t> others = {
       {"00000001000000000000000a", k16MB},                  // lower-case
-      {"0000000A0000000000000002", k16MB},                  // timeline 10, valid
       {"000000010000000000000100", k16MB},                  // low part out of range
       {"00000001000000000000000", k16MB},                   // 23 characters
       {"000000020000000000000003.partial", k16MB},
@@ -79,24 +99,25 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_and_leaves_other_w
       {"notes.txt", 10},
   };
   std::map<std::string, ino_t> inode;
-  for (const auto& [name, size] : files) {
+  for (const auto& [name, size] : others) {
     make_file(dir / name, size, name[0]);
     inode[name] = inode_of(dir / name);
   }
   walseg_test::LogCapture logs;
-  ScanReport r = scan_wal_directory(d, k16MB, false);
+  ScanReport r = scan_wal_directory(d, c16, false);
 
   BOOST_REQUIRE(r.segments.size() == 2u);
-  BOOST_TEST(r.segments[0].timeline == 1u);
-  BOOST_TEST(r.segments[0].segno == 1u);
-  BOOST_TEST(r.segments[1].timeline == 10u);  // 0000000A is hex for 10
-  BOOST_TEST(r.segments[1].segno == 2u);
+  BOOST_TEST(r.segments[0].name.timeline == 1u);
+  BOOST_TEST(r.segments[0].name.segno == 1u);
+  BOOST_TEST(r.segments[0].ready);
+  BOOST_TEST(r.segments[1].name.timeline == 10u);  // 0000000A is hex for 10
+  BOOST_TEST(r.segments[1].name.segno == 2u);
   BOOST_TEST(r.removed_temps == std::vector<std::string>{"xlogtemp.1234"});
-  BOOST_TEST(r.moved_aside.empty());
+  // A name that parses only under another segment size is a segment name walseg will not touch.
+  BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000100"});
   const std::vector<std::string> alone = {
       "00000001000000000000000 (foreign file)",
       "000000010000000000000002.00000028.backup (backup history file)",
-      "000000010000000000000100 (foreign file)",
       "00000001000000000000000a (foreign file)",
       "000000020000000000000003.partial (partial segment)",
       "00000002.history (timeline history file)",
@@ -109,7 +130,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_and_leaves_other_w
   BOOST_TEST(got_alone == want_alone, boost::test_tools::per_element());
 
   // Everything but the temp file is still there, same inode, same size, same first bytes.
-  for (const auto& [name, size] : files) {
+  for (const auto& [name, size] : others) {
     if (name == "xlogtemp.1234") {
       BOOST_TEST(!path_exists(dir / name));
       continue;
@@ -128,9 +149,10 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_and_leaves_other_w
                                             "/xlogtemp.1234\"") == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(C10_wrong_size_segment_is_moved_aside_as_broken_with_its_content) {
+BOOST_AUTO_TEST_CASE(C10_wrong_size_segment_is_left_alone_with_its_content_and_reported) {
   const std::string name = "000000010000000000000003";
-  // 300000 bytes of a pattern, as a creation cut short by a full disk would leave.
+  // 300000 bytes of a pattern, as a creation cut short by a full disk in a tool without
+  // walseg's protocol would leave: not walseg's, so not even moved aside.
   std::vector<char> content(300000);
   for (std::size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 1);
   {
@@ -141,67 +163,81 @@ BOOST_AUTO_TEST_CASE(C10_wrong_size_segment_is_moved_aside_as_broken_with_its_co
   }
   const ino_t ino = inode_of(dir / name);
   walseg_test::LogCapture logs;
-  ScanReport r = scan_wal_directory(d, k1MB, false);
+  ScanReport r = scan_wal_directory(d, c1, false);
 
   BOOST_TEST(r.segments.empty());
-  BOOST_TEST(r.moved_aside == std::vector<std::string>{name + " -> " + name + ".broken"});
-  BOOST_TEST(!path_exists(dir / name));
-  BOOST_REQUIRE(path_exists(dir / (name + ".broken")));
-  BOOST_TEST(inode_of(dir / (name + ".broken")) == ino);
-  BOOST_TEST(read_all(dir / (name + ".broken")) == content);
-  BOOST_TEST(logs.count(LogLevel::kWarning, "has size 300000 bytes, expected 1048576") == 1u);
-  BOOST_TEST(logs.count(LogLevel::kWarning, "\"" + dir.path() + "/" + name + "\"") == 1u);
-
-  // A later scan leaves the moved-aside file alone as a foreign file.
-  ScanReport again = scan_wal_directory(d, k1MB, false);
-  BOOST_TEST(again.moved_aside.empty());
-  BOOST_TEST(again.left_alone == std::vector<std::string>{name + ".broken (foreign file)"});
-  BOOST_TEST(read_all(dir / (name + ".broken")) == content);
+  BOOST_TEST(foreign_names(r) == std::vector<std::string>{name});
+  BOOST_TEST(why_of(r, name).find("not a walseg page header") != std::string::npos, why_of(r, name));
+  BOOST_REQUIRE(path_exists(dir / name));
+  BOOST_TEST(inode_of(dir / name) == ino);
+  BOOST_TEST(read_all(dir / name) == content);
+  BOOST_TEST(!path_exists(dir / (name + ".broken")));
+  BOOST_TEST(logs.count(LogLevel::kLog, "leaving \"" + dir.path() + "/" + name + "\" alone") == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(C10_broken_name_already_taken_moves_aside_to_broken_1_and_keeps_both) {
-  const std::string name = "000000010000000000000005";
-  make_file(dir / (name + ".broken"), 100, 'o');         // from an earlier start
-  make_file(dir / (name + ".broken.1"), 0, 'z');  // and another
-  make_file(dir / name, 2 * k1MB, 'n');                  // too long this time
-  ScanReport r = scan_wal_directory(d, k1MB, false);
-  BOOST_TEST(r.moved_aside == std::vector<std::string>{name + " -> " + name + ".broken.2"});
-  BOOST_TEST(read_all(dir / (name + ".broken"))[0] == 'o');
-  BOOST_TEST(walseg_test::stat_path(dir / (name + ".broken")).st_size == 100);
-  BOOST_TEST(walseg_test::stat_path(dir / (name + ".broken.2")).st_size ==
-             static_cast<off_t>(2 * k1MB));
-  BOOST_TEST(read_all(dir / (name + ".broken.2"))[0] == 'n');
-  BOOST_TEST(!path_exists(dir / name));
+BOOST_AUTO_TEST_CASE(invariant_6_zeros_other_systems_and_other_sizes_are_foreign_with_their_reason) {
+  using walseg_test::put_ready_segment;
+  using walseg_test::put_wal_segment;
+  make_file(dir / "000000010000000000000001", k1MB, '\0');                     // zeros
+  put_wal_segment(dir / "000000010000000000000002", walseg_test::test_control(k1MB, 42), 1, 2);
+  put_ready_segment(dir / "000000010000000000000003", walseg_test::test_control(k1MB, 42), 1, 3);
+  put_wal_segment(dir / "000000010000000000000004", walseg_test::test_control(k16MB), 1, 4, k1MB);
+  {
+    std::array<std::byte, kLongPageHeaderBytes> b{};
+    PageHeader h = walseg_test::first_page_of(c1, 1, 5);
+    h.magic = 0xD10D;  // PostgreSQL 14
+    encode_page_header(h, b.data());
+    walseg_test::put_file(dir / "000000010000000000000005", b.data(), b.size(), k1MB);
+  }
+  make_file(dir / "000000010000000000000006", 20, 'q');  // too short for a header
+  put_wal_segment(dir / "000000010000000000000007", c1, 1, 7);  // ours, for contrast
+  walseg_test::LogCapture logs;
+  ScanReport r = scan_wal_directory(d, c1, false);
+  BOOST_REQUIRE(r.segments.size() == 1u);
+  BOOST_TEST(r.segments[0].name.segno == 7u);
+  BOOST_TEST(!r.segments[0].ready);
+  BOOST_TEST(why_of(r, "000000010000000000000001").find("zeros") != std::string::npos);
+  BOOST_TEST(why_of(r, "000000010000000000000002").find("WAL of another system (system identifier 42") !=
+             std::string::npos);
+  BOOST_TEST(why_of(r, "000000010000000000000003").find("preallocated for another WAL") != std::string::npos);
+  BOOST_TEST(why_of(r, "000000010000000000000004").find("segments") != std::string::npos);
+  BOOST_TEST(why_of(r, "000000010000000000000005").find("magic number D10D") != std::string::npos);
+  BOOST_TEST(why_of(r, "000000010000000000000006").find("too short") != std::string::npos);
+  for (int i = 1; i <= 7; ++i) BOOST_TEST(path_exists(dir / fmt::format("00000001000000000000000{}", i)));
 }
 
 BOOST_AUTO_TEST_CASE(complete_segments_are_reported_sorted_by_timeline_then_segment) {
-  for (const char* n : {"000000020000000000000001", "000000010000000000000FFF",
-                        "000000010000000100000000", "000000010000000000000002"})
-    make_file(dir / n, k1MB);
-  ScanReport r = scan_wal_directory(d, k1MB, false);
+  using walseg_test::put_ready_segment;
+  put_ready_segment(dir / "000000020000000000000001", c1, 2, 1);
+  put_ready_segment(dir / "000000010000000000000FFF", c1, 1, 4095);
+  put_ready_segment(dir / "000000010000000100000000", c1, 1, 4096);
+  put_ready_segment(dir / "000000010000000000000002", c1, 1, 2);
+  ScanReport r = scan_wal_directory(d, c1, false);
   // 1 MB segments: 4096 per xlogid, so 00000001 00000000 = segment 4096.
   std::vector<std::string> got;  // "timeline/segno"
-  for (const auto& s : r.segments) got.push_back(std::to_string(s.timeline) + "/" + std::to_string(s.segno));
+  for (const auto& s : r.segments) got.push_back(std::to_string(s.name.timeline) + "/" + std::to_string(s.name.segno));
   std::vector<std::string> want = {"1/2", "1/4095", "1/4096", "2/1"};
   BOOST_TEST(got == want, boost::test_tools::per_element());
   BOOST_TEST(r.removed_temps.empty());
-  BOOST_TEST(r.moved_aside.empty());
+  BOOST_TEST(r.foreign.empty());
   BOOST_TEST(r.left_alone.empty());
 }
 
-BOOST_AUTO_TEST_CASE(append_mode_keeps_short_segments_and_moves_aside_only_oversized_ones) {
-  make_file(dir / "000000010000000000000001", 0);
-  make_file(dir / "000000010000000000000002", 12345);
-  make_file(dir / "000000010000000000000003", k1MB);
-  make_file(dir / "000000010000000000000004", k1MB + 4096);
-  ScanReport r = scan_wal_directory(d, k1MB, true);
-  BOOST_TEST(r.segments.size() == 3u);
-  BOOST_TEST(r.moved_aside ==
-             std::vector<std::string>{"000000010000000000000004 -> 000000010000000000000004.broken"});
-  // The same directory in fixed-size mode: the two short ones are not complete.
-  ScanReport fixed = scan_wal_directory(d, k1MB, false);
+BOOST_AUTO_TEST_CASE(append_mode_keeps_short_segments_of_this_wal_and_full_size_mode_reports_them_short) {
+  using walseg_test::put_wal_segment;
+  put_wal_segment(dir / "000000010000000000000001", c1, 1, 1, 12345);
+  put_wal_segment(dir / "000000010000000000000002", c1, 1, 2, k1MB);
+  make_file(dir / "000000010000000000000003", k1MB + 4096);  // larger than any segment: foreign
+  ScanReport r = scan_wal_directory(d, c1, true);
+  BOOST_TEST(r.segments.size() == 2u);
+  BOOST_TEST(r.short_segments.empty());
+  BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000003"});
+  // The same directory in fixed-size mode: the short one is this WAL's, but not complete.
+  ScanReport fixed = scan_wal_directory(d, c1, false);
   BOOST_TEST(fixed.segments.size() == 1u);
-  BOOST_TEST(fixed.moved_aside.size() == 2u);
+  BOOST_REQUIRE(fixed.short_segments.size() == 1u);
+  BOOST_TEST(fixed.short_segments[0].size_bytes == 12345u);
+  BOOST_TEST(walseg_test::stat_path(dir / "000000010000000000000003").st_size == static_cast<off_t>(k1MB + 4096));
 }
 
 BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlogtemp_names_kept) {
@@ -209,9 +245,12 @@ BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlog
   make_file(dir / "xlogtemp.99999.7", 4096);    // walseg's counter spelling
   make_file(dir / "xlogtemp.0123", 10);         // leading zero: not our pattern
   make_file(dir / "xlogtemp.abc", 10);
+  make_file(dir / "walseg.control.tmp", 512);   // a control file replacement cut short
   BOOST_REQUIRE(::mkdir((dir / "xlogtemp.5").c_str(), 0700) == 0);  // not a regular file
-  ScanReport r = scan_wal_directory(d, k1MB, false);
-  BOOST_TEST(r.removed_temps == (std::vector<std::string>{"xlogtemp.99999", "xlogtemp.99999.7"}),
+  ScanReport r = scan_wal_directory(d, c1, false);
+  std::vector<std::string> removed = r.removed_temps;
+  std::sort(removed.begin(), removed.end());
+  BOOST_TEST(removed == (std::vector<std::string>{"walseg.control.tmp", "xlogtemp.99999", "xlogtemp.99999.7"}),
              boost::test_tools::per_element());
   BOOST_TEST(list_names(dir.path()) ==
                  (std::vector<std::string>{"xlogtemp.0123", "xlogtemp.5", "xlogtemp.abc"}),
@@ -222,39 +261,44 @@ BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlog
 
 BOOST_AUTO_TEST_CASE(symlinks_named_like_segments_or_temps_are_left_alone_with_their_targets) {
   walseg_test::TempDir outside;
-  make_file(outside / "target", k1MB, 't');
+  walseg_test::put_ready_segment(outside / "target", c1, 1, 1);
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "000000010000000000000001").c_str()) == 0);
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "xlogtemp.42").c_str()) == 0);
-  ScanReport r = scan_wal_directory(d, k1MB, false);
+  ScanReport r = scan_wal_directory(d, c1, false);
   BOOST_TEST(r.segments.empty());
   BOOST_TEST(r.removed_temps.empty());
-  BOOST_TEST(r.left_alone == (std::vector<std::string>{"000000010000000000000001 (not a regular file)",
-                                                       "xlogtemp.42 (not a regular file)"}),
+  BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000001"});
+  BOOST_TEST(why_of(r, "000000010000000000000001") == "it is not a regular file");
+  BOOST_TEST(r.left_alone == (std::vector<std::string>{"xlogtemp.42 (not a regular file)"}),
              boost::test_tools::per_element());
   BOOST_TEST(path_exists(dir / "000000010000000000000001"));
   BOOST_TEST(path_exists(dir / "xlogtemp.42"));
-  BOOST_TEST(read_all(outside / "target")[0] == 't');
+  BOOST_TEST(walseg_test::stat_path(outside / "target").st_size == static_cast<off_t>(k1MB));
 }
 
-BOOST_AUTO_TEST_CASE(lock_and_auto_cache_files_are_not_reported) {
+BOOST_AUTO_TEST_CASE(lock_control_and_auto_cache_files_are_not_reported) {
   make_file(dir / "walseg.lock", 6);
   make_file(dir / "walseg.auto", 100);
-  ScanReport r = scan_wal_directory(d, k1MB, false);
+  walseg_test::put_control(dir.path(), c1);
+  ScanReport r = scan_wal_directory(d, c1, false);
   BOOST_TEST(r.left_alone.empty());
+  BOOST_TEST(r.foreign.empty());
   BOOST_TEST(path_exists(dir / "walseg.lock"));
   BOOST_TEST(path_exists(dir / "walseg.auto"));
+  BOOST_TEST(path_exists(dir / "walseg.control"));
 }
 
-BOOST_AUTO_TEST_CASE(C13_removals_and_renames_are_followed_by_one_directory_fsync) {
+BOOST_AUTO_TEST_CASE(C13_removals_are_followed_by_one_directory_fsync) {
   make_file(dir / "xlogtemp.1", 10);
-  make_file(dir / "000000010000000000000001", 10);
-  make_file(dir / "000000010000000000000002", k1MB);
+  make_file(dir / "xlogtemp.2", 10);
+  walseg_test::put_ready_segment(dir / "000000010000000000000002", c1, 1, 2);
   io_trace::start();
-  scan_wal_directory(d, k1MB, false);
+  scan_wal_directory(d, c1, false);
   auto ev = io_trace::stop();
   int last_change = -1, dir_fsyncs = 0, dir_fsync_at = -1;
   for (int i = 0; i < static_cast<int>(ev.size()); ++i) {
-    if (ev[i].op == "unlink" || ev[i].op == "rename") last_change = i;
+    BOOST_TEST(ev[i].op != "rename");
+    if (ev[i].op == "unlink") last_change = i;
     if (ev[i].op == "dir_fsync") {
       ++dir_fsyncs;
       dir_fsync_at = i;
@@ -267,10 +311,11 @@ BOOST_AUTO_TEST_CASE(C13_removals_and_renames_are_followed_by_one_directory_fsyn
 }
 
 BOOST_AUTO_TEST_CASE(clean_directory_is_scanned_without_any_change_or_fsync) {
-  make_file(dir / "000000010000000000000001", k1MB);
+  walseg_test::put_ready_segment(dir / "000000010000000000000001", c1, 1, 1);
+  make_file(dir / "000000010000000000000002", 5000);  // foreign: reported, not touched
   make_file(dir / "notes.txt", 1);
   io_trace::start();
-  scan_wal_directory(d, k1MB, false);
+  scan_wal_directory(d, c1, false);
   auto ev = io_trace::stop();
   for (const auto& e : ev) {
     BOOST_TEST(e.op != "unlink");
@@ -283,23 +328,10 @@ BOOST_AUTO_TEST_CASE(clean_directory_is_scanned_without_any_change_or_fsync) {
 // Error paths: each checks errno and the message text, and that nothing was lost.
 // ---------------------------------------------------------------------------------------------
 
-BOOST_AUTO_TEST_CASE(failed_move_aside_reports_the_rename_and_keeps_the_file) {
-  const std::string name = "000000010000000000000003";
-  make_file(dir / name, 5000, 'w');
-  failpoint::arm("rename", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(
-      scan_wal_directory(d, k1MB, false), Error,
-      error_is(EIO, {"could not rename file \"" + dir.path() + "/" + name + "\" to \"" +
-                         dir.path() + "/" + name + ".broken\"",
-                     "Input/output error"}));
-  BOOST_TEST(walseg_test::stat_path(dir / name).st_size == 5000);
-  BOOST_TEST(!path_exists(dir / (name + ".broken")));
-}
-
 BOOST_AUTO_TEST_CASE(failed_temp_removal_reports_the_unlink_with_its_path) {
   make_file(dir / "xlogtemp.77", 10);
   failpoint::arm("unlink", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, k1MB, false), Error,
+  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
                         error_is(EIO, {"could not remove file \"" + dir.path() + "/xlogtemp.77\"",
                                        "Input/output error"}));
   BOOST_TEST(path_exists(dir / "xlogtemp.77"));
@@ -308,9 +340,17 @@ BOOST_AUTO_TEST_CASE(failed_temp_removal_reports_the_unlink_with_its_path) {
 BOOST_AUTO_TEST_CASE(failed_directory_fsync_after_cleanup_is_reported_with_the_directory) {
   make_file(dir / "xlogtemp.77", 10);
   failpoint::arm("dir_fsync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, k1MB, false), Error,
+  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
                         error_is(EIO, {"could not fsync directory \"" + dir.path() + "\"",
                                        "Input/output error"}));
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_segment_file_is_reported_with_its_path) {
+  walseg_test::put_ready_segment(dir / "000000010000000000000001", c1, 1, 1);
+  failpoint::arm("open", {failpoint::Kind::kErrno, EACCES, 0, 1, 1});
+  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
+                        error_is(EACCES, {dir.path() + "/000000010000000000000001", "Permission denied"}));
+  BOOST_TEST(path_exists(dir / "000000010000000000000001"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

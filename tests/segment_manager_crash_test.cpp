@@ -121,8 +121,9 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_an_on_demand_creation_leaves_inva
 }
 
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_a_background_creation_leaves_invariant_1_after_reopen) {
-  // The preallocator of a fresh directory creates segment 1 first. The lock file's PID is the
-  // first "pwrite" of the process, so the fill's second chunk is pwrite @3.
+  // The preallocator of a fresh directory creates segment 1 first. The directory's control
+  // file is made beforehand (its replacement's syscalls would count too), and the lock
+  // file's PID is the first "pwrite" of the process, so the fill's second chunk is pwrite @3.
   const std::vector<KillPoint> steps = {
       {"create.after_open", 1, true, {}},    {"pwrite", 3, true, {}},
       {"alloc.half_fill", 1, true, {}},      {"create.after_fill", 1, true, {}},
@@ -134,6 +135,7 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_a_background_creation_leaves_inva
   for (const KillPoint& kp : steps) {
     BOOST_TEST_CONTEXT("crash at " << kp.failpoint << " @" << kp.nth) {
       walseg_test::TempDir d;
+      control_of(d.path());
       int status = run_child([&] {
         failpoint::arm(kp.failpoint, crash_at(kp.nth));
         SegmentManager m(d.path(), opts(true));
@@ -151,15 +153,19 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_a_background_creation_leaves_inva
 }
 
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_recycling_leaves_invariant_1_and_no_lost_segment) {
-  // retire(4) with 1..5 present and the writer at 5: horizon 7, so 1 -> 6, 2 -> 7, 3 removed;
-  // each rename is followed by a directory fsync, the removal by one more.
+  // retire(4) with 1..5 present and the writer at 5: first the control file's oldest LSN
+  // moves to segment 4 (unlink of its temporary name, rename, directory fsync), then horizon
+  // 7, so 1 -> 6, 2 -> 7, 3 removed; each rename is followed by a directory fsync, the
+  // removal by one more.
   const std::vector<KillPoint> steps = {
-      {"rename", 1, false, {1, 2, 3, 4, 5}},
-      {"dir_fsync", 1, false, {2, 3, 4, 5, 6}},
-      {"rename", 2, false, {2, 3, 4, 5, 6}},
-      {"dir_fsync", 2, false, {3, 4, 5, 6, 7}},
-      {"unlink", 1, false, {3, 4, 5, 6, 7}},
-      {"dir_fsync", 3, false, {4, 5, 6, 7}},
+      {"rename", 1, false, {1, 2, 3, 4, 5}},     // the control file's
+      {"dir_fsync", 1, false, {1, 2, 3, 4, 5}},  // control file renamed, not yet durable
+      {"rename", 2, false, {1, 2, 3, 4, 5}},
+      {"dir_fsync", 2, false, {2, 3, 4, 5, 6}},
+      {"rename", 3, false, {2, 3, 4, 5, 6}},
+      {"dir_fsync", 3, false, {3, 4, 5, 6, 7}},
+      {"unlink", 2, false, {3, 4, 5, 6, 7}},
+      {"dir_fsync", 4, false, {4, 5, 6, 7}},
   };
   for (const KillPoint& kp : steps) {
     BOOST_TEST_CONTEXT("crash at " << kp.failpoint << " @" << kp.nth) {
@@ -185,10 +191,12 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_recycling_leaves_invariant_1_and_
 }
 
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_removal_leaves_invariant_1) {
+  // The control file first (unlink of its temporary name, rename, directory fsync).
   const std::vector<KillPoint> steps = {
-      {"unlink", 1, false, {1, 2, 3, 4}},
-      {"unlink", 2, false, {2, 3, 4}},
-      {"dir_fsync", 1, false, {3, 4}},  // both unlinked, directory not yet fsynced
+      {"rename", 1, false, {1, 2, 3, 4}},
+      {"unlink", 2, false, {1, 2, 3, 4}},
+      {"unlink", 3, false, {2, 3, 4}},
+      {"dir_fsync", 2, false, {3, 4}},  // both unlinked, directory not yet fsynced
   };
   for (const KillPoint& kp : steps) {
     BOOST_TEST_CONTEXT("crash at " << kp.failpoint << " @" << kp.nth) {

@@ -27,6 +27,9 @@ using namespace walseg_test;
 namespace {
 
 failpoint::Spec fail_once(int errnum) { return {failpoint::Kind::kErrno, errnum, 0, 1, 1}; }
+/// The second call fails: retire() first replaces the control file (an unlink of its
+/// temporary name, a rename, a directory fsync) before it touches any segment.
+failpoint::Spec fail_second(int errnum) { return {failpoint::Kind::kErrno, errnum, 0, 2, 1}; }
 
 std::vector<std::string> temp_files(const std::string& dir) {
   std::vector<std::string> v;
@@ -40,6 +43,7 @@ std::vector<std::string> temp_files(const std::string& dir) {
 BOOST_FIXTURE_TEST_SUITE(errors, ManagerFixture)
 
 BOOST_AUTO_TEST_CASE(preallocator_first_error_is_surfaced_once_by_next_segment_then_retried) {
+  control_of(dir.path());  // made beforehand: its own fsync would take the failure
   failpoint::arm("fsync", fail_once(EIO));  // the background creation of segment 1
   SegmentManager m(dir.path(), opts(true));
   BOOST_TEST(m.wait_ready(2, kWait) == 0u);  // returns at the failure
@@ -62,6 +66,7 @@ BOOST_AUTO_TEST_CASE(preallocator_first_error_is_surfaced_once_by_next_segment_t
 }
 
 BOOST_AUTO_TEST_CASE(preallocator_error_is_surfaced_by_retire_when_that_comes_first) {
+  control_of(dir.path());
   failpoint::arm("fsync", fail_once(EIO));
   SegmentManager m(dir.path(), opts(true));
   BOOST_TEST(m.wait_ready(2, kWait) == 0u);
@@ -78,7 +83,7 @@ BOOST_AUTO_TEST_CASE(C13_failed_directory_fsync_on_creation_hands_out_nothing) {
   BOOST_CHECK_EXCEPTION(m.next_segment(1), Error,
                         error_is(EIO, {"could not fsync directory \"" + dir.path() + "\"",
                                        "Input/output error", dir / seg_name(1, 1)}));
-  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.lock"},
+  BOOST_TEST(list_names(dir.path()) == (std::vector<std::string>{"walseg.control", "walseg.lock"}),
              boost::test_tools::per_element());
   ReadySegment s = m.next_segment(1);  // a later attempt starts from scratch
   BOOST_TEST(s.stalled);
@@ -88,7 +93,7 @@ BOOST_AUTO_TEST_CASE(C13_failed_directory_fsync_on_creation_hands_out_nothing) {
 BOOST_AUTO_TEST_CASE(failed_recycle_rename_keeps_the_old_segment_and_a_later_retire_recycles_it) {
   SegmentManager m(dir.path(), opts(false));
   for (SegNo k = 1; k <= 5; ++k) write_marker(m.next_segment(k).path, k);
-  failpoint::arm("rename", fail_once(EIO));
+  failpoint::arm("rename", fail_second(EIO));
   BOOST_CHECK_EXCEPTION(m.retire(4), Error,
                         error_is(EIO, {"could not rename file \"" + (dir / seg_name(1, 1)) +
                                            "\" to \"" + (dir / seg_name(1, 6)) + "\"",
@@ -105,7 +110,7 @@ BOOST_AUTO_TEST_CASE(failed_recycle_rename_keeps_the_old_segment_and_a_later_ret
 BOOST_AUTO_TEST_CASE(C13_failed_directory_fsync_after_a_recycle_rename_is_reported_and_recoverable) {
   SegmentManager m(dir.path(), opts(false));
   for (SegNo k = 1; k <= 5; ++k) write_marker(m.next_segment(k).path, k);
-  failpoint::arm("dir_fsync", fail_once(EIO));
+  failpoint::arm("dir_fsync", fail_second(EIO));
   BOOST_CHECK_EXCEPTION(m.retire(4), Error,
                         error_is(EIO, {"could not fsync directory \"" + dir.path() + "\"",
                                        "Input/output error"}));
@@ -134,7 +139,7 @@ BOOST_AUTO_TEST_CASE(failed_removal_is_reported_and_retried_by_the_next_retire) 
   cfg.recycle = false;
   SegmentManager m(dir.path(), opts(false));
   for (SegNo k = 1; k <= 3; ++k) m.next_segment(k);
-  failpoint::arm("unlink", fail_once(EIO));
+  failpoint::arm("unlink", fail_second(EIO));
   BOOST_CHECK_EXCEPTION(m.retire(3), Error,
                         error_is(EIO, {"could not remove file \"" + (dir / seg_name(1, 1)) + "\"",
                                        "Input/output error"}));
@@ -145,12 +150,20 @@ BOOST_AUTO_TEST_CASE(failed_removal_is_reported_and_retried_by_the_next_retire) 
 }
 
 BOOST_AUTO_TEST_CASE(segment_name_taken_by_a_foreign_entry_is_never_replaced) {
-  // A symlink the scan left alone occupies the name of future segment 2.
+  // A symlink occupies the name of future segment 2: opening refuses, and nothing replaces it.
   walseg_test::TempDir outside;
   walseg_test::write_bytes(outside / "target", 0, 10, 't');
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / seg_name(1, 2)).c_str()) == 0);
+  control_of(dir.path());
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), opts(false)), Error,
+                        error_is(EINVAL, {"file \"" + (dir / seg_name(1, 2)) + "\"", "not a regular file",
+                                          "move it out of the directory"}));
+  BOOST_TEST(read_all(outside / "target") == std::vector<char>(10, 't'));
+  // One that appears after opening is met at creation: EEXIST, never replaced.
+  BOOST_REQUIRE(::unlink((dir / seg_name(1, 2)).c_str()) == 0);
   SegmentManager m(dir.path(), opts(false));
   m.next_segment(1);
+  BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / seg_name(1, 2)).c_str()) == 0);
   BOOST_CHECK_EXCEPTION(m.next_segment(2), Error,
                         error_is(EEXIST, {"could not create segment \"" + (dir / seg_name(1, 2)) + "\"",
                                           "file exists"}));

@@ -1,7 +1,8 @@
 // Helpers shared by the segment manager tests (segment_manager_test.cpp and its split-off
 // files: _timeline_, _error_, _crash_): 1 MB segment names spelled out independently of
-// segment_name.h, the outside view of invariant 1, segment markers, planted segments, and a
-// fixture with a fresh directory and a small-segment Config.
+// segment_name.h, the outside view of invariant 1, segment markers, planted segments (the
+// directory's own, with a ready stamp, or foreign ones), and a fixture with a fresh directory
+// and a small-segment Config.
 //
 // Not for: production code. Header-only so that each test file stays one executable.
 #pragma once
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "fs_test_util.h"
+#include "wal_files_test_util.h"
 #include "walseg/segment_manager.h"
 
 namespace walseg_test {
@@ -64,28 +66,49 @@ inline void check_invariant_1(const std::string& dir, std::uint64_t size = kSeg)
   }
 }
 
+/// Where tests put a segment's marker: after the ready stamp and the first page header, which
+/// are how the manager knows a file is its own, as a writer's records would be.
+constexpr std::uint64_t kMarkerOffset = 4096;
+
 /// The writer's first bytes in a segment: its number, so a recycled file can be recognised.
 inline void write_marker(const std::string& path, std::uint64_t v) {
   int fd = ::open(path.c_str(), O_WRONLY);
   BOOST_REQUIRE_MESSAGE(fd >= 0, path);
-  BOOST_REQUIRE(::pwrite(fd, &v, sizeof v, 0) == sizeof v);
+  BOOST_REQUIRE(::pwrite(fd, &v, sizeof v, kMarkerOffset) == sizeof v);
   ::close(fd);
 }
 inline std::uint64_t read_marker(const std::string& path) {
   std::uint64_t v = 0;
   int fd = ::open(path.c_str(), O_RDONLY);
   BOOST_REQUIRE_MESSAGE(fd >= 0, path);
-  BOOST_REQUIRE(::pread(fd, &v, sizeof v, 0) == sizeof v);
+  BOOST_REQUIRE(::pread(fd, &v, sizeof v, kMarkerOffset) == sizeof v);
   ::close(fd);
   return v;
 }
 
-/// A complete 1 MB segment made by the test (plain syscalls) with marker v.
+/// The control file of `dir`, made for 1 MB segments if the directory has none yet.
+inline walseg::WalControl control_of(const std::string& dir) {
+  if (auto c = walseg::read_control(dir)) return *c;
+  walseg::WalControl c = test_control(kSeg);
+  put_control(dir, c);
+  return c;
+}
+
+/// A complete 1 MB segment of the directory's WAL made by the test (plain syscalls and the
+/// ready stamp walseg gives its own segments) with marker v.
 inline void plant_segment(const std::string& path, std::uint64_t v) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
-  BOOST_REQUIRE_MESSAGE(fd >= 0, path);
-  BOOST_REQUIRE(::ftruncate(fd, static_cast<off_t>(kSeg)) == 0);
-  BOOST_REQUIRE(::pwrite(fd, &v, sizeof v, 0) == sizeof v);
+  const std::string dir = path.substr(0, path.rfind('/'));
+  const auto name = walseg::parse_segment_file_name(path.substr(path.rfind('/') + 1), kSeg);
+  BOOST_REQUIRE_MESSAGE(name, path);
+  put_ready_segment(path, control_of(dir), name->timeline, name->segno);
+  write_marker(path, v);
+}
+
+/// A 1 MB file with a segment's name that walseg did not make: zeros but for marker v.
+inline void plant_foreign(const std::string& path, std::uint64_t v) {
+  put_file(path, reinterpret_cast<const std::byte*>(&v), sizeof v, kSeg);
+  int fd = ::open(path.c_str(), O_WRONLY);
+  BOOST_REQUIRE(fd >= 0 && ::pwrite(fd, &v, sizeof v, kMarkerOffset) == sizeof v);
   ::close(fd);
 }
 

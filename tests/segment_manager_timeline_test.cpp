@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -107,7 +108,14 @@ BOOST_AUTO_TEST_CASE(C20_switch_timeline_copies_the_old_segment_up_to_the_switch
   std::vector<char> got = read_all(s.path);
   std::vector<char> old = pattern(3);
   BOOST_REQUIRE(got.size() == kSeg);
-  BOOST_TEST(std::equal(got.begin(), got.begin() + offset, old.begin()));
+  // The copy is the old bytes but for the timeline field of each page header (bytes 4..8 of
+  // every 8 kB page), which carries the new timeline, 2.
+  std::vector<char> want(old.begin(), old.begin() + offset);
+  for (std::size_t page = 0; page < want.size(); page += 8192) {
+    const char tli2[4] = {2, 0, 0, 0};
+    std::copy(tli2, tli2 + 4, want.begin() + static_cast<std::ptrdiff_t>(page + 4));
+  }
+  BOOST_TEST(std::equal(want.begin(), want.end(), got.begin()));
   BOOST_TEST(std::all_of(got.begin() + offset, got.end(), [](char c) { return c == 0; }));
   BOOST_TEST(read_all(dir / "000000010000000000000003") == old);  // the old one is untouched
 
@@ -137,7 +145,14 @@ BOOST_AUTO_TEST_CASE(C20_switch_at_a_segment_boundary_gives_an_all_zero_segment)
   ReadySegment s = m.switch_timeline(2, 2 * kSeg);
   std::vector<char> got = read_all(s.path);
   BOOST_REQUIRE(got.size() == kSeg);
-  BOOST_TEST(std::all_of(got.begin(), got.end(), [](char c) { return c == 0; }));
+  // Nothing to copy: zeros but for the ready stamp that says the file is this WAL's.
+  const auto stamp = decode_ready_stamp(reinterpret_cast<const std::byte*>(got.data()));
+  BOOST_REQUIRE(stamp.has_value());
+  BOOST_TEST(stamp->timeline == 2u);
+  BOOST_TEST(stamp->page_addr == 2 * kSeg);
+  BOOST_TEST(std::all_of(got.begin() + kReadyStampBytes, got.end(), [](char c) { return c == 0; }));
+  BOOST_TEST(m.control().timeline == 2u);
+  BOOST_TEST(m.control().oldest_lsn == 2 * kSeg);
 }
 
 BOOST_AUTO_TEST_CASE(C20_switch_to_timeline_10_names_it_in_hex_and_logs_it_in_decimal) {

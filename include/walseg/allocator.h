@@ -79,7 +79,10 @@ struct AllocReport {
 
 /// Brings `file` (newly created and empty, opened O_RDWR) to size_bytes by opts.method.
 /// size_bytes: > 0 and a multiple of 4096, else Error(EINVAL) naming the value, before any
-/// syscall. Throws walseg::Error naming the file, the method, the size and errno's text on
+/// syscall. `file` must have been created by File::open with O_CREAT | O_EXCL
+/// (File::created_exclusively) and be empty, else Error(EINVAL) before anything is written:
+/// a fill, a reservation or a fallback's truncation over a file holding records would
+/// destroy them (case C22). Throws walseg::Error naming the file, the method, the size and errno's text on
 /// any failure that is not a permitted fallback; with fallback = error, a "not supported"
 /// answer is thrown as "operation not supported by this filesystem (<fstype>)". Does not fsync.
 AllocReport allocate_file(File& file, std::uint64_t size_bytes, const AllocOptions& opts);

@@ -1,42 +1,82 @@
-// The start-up scan of a WAL directory: what is there, and the clean-up the rules allow.
+// The start-up scan of a WAL directory: what is there, whose it is, and the clean-up the rules
+// allow.
 //
-// Every entry is classified by name (segment_name.h) and size:
-//   complete segment   a strict segment name, a regular file, exactly segment_size bytes (or,
-//                      in append mode, at most segment_size bytes): kept and reported;
-//   temp leftover      xlogtemp.<pid>[.<n>] (ours or PostgreSQL's, from a crash mid-creation):
-//                      removed, with a LOG line (case C11);
-//   wrong size         a segment name with any other size, e.g. a creation cut short by a full
-//                      disk in a tool without walseg's protocol (case C10): never used or
-//                      recycled; renamed to "<name>.broken" (".broken.N" if taken, as etcd
-//                      moves damaged files aside) with a WARNING naming actual and expected size;
-//   everything else    history, partial and backup files, symlinks, foreign names: left alone
-//                      and reported once (case C20), except walseg's own lock file.
-// Removals and renames are made durable with one directory fsync at the end.
+// Every entry is classified by name (segment_name.h), type, size and, for segment names, its
+// first kReadyStampBytes bytes, against the directory's control file (wal_control.h):
+//   segment of this WAL  a strict segment name, a regular file whose first bytes are a long
+//                        page header or a ready stamp (wal_format.h) carrying the control
+//                        file's system identifier, segment size and block size; complete when
+//                        exactly segment_size bytes (in append mode: at most that);
+//   short segment        of this WAL, shorter than segment_size outside append mode: WAL
+//                        written in append mode (reported; the manager refuses to go on);
+//   temp leftover        xlogtemp.<pid>[.<n>] and walseg.control.tmp, walseg's own names for
+//                        a file being made (PostgreSQL removes xlogtemp.* too): removed, with
+//                        a LOG line (case C11);
+//   foreign              every other segment-named entry (zeros, PostgreSQL's or another
+//                        system's WAL, another segment size, a symbolic link, a directory):
+//                        walseg did not make it for this WAL, so it is never used, recycled,
+//                        renamed, moved aside or removed (DESIGN.md invariants 6 and 8); it is
+//                        reported with the reason;
+//   everything else      history, partial and backup files, other names: left alone and
+//                        reported once (case C20), except walseg's own lock, control and
+//                        auto-cache files.
+// Removals are made durable with one directory fsync at the end.
 //
-// Not for: deciding what to recycle (the segment manager) or reading contents (wal layer).
+// Not for: deciding what to recycle (the segment manager) or reading records (wal layer).
 // Thread-safety: call while holding the directory's DirLock, before other threads use it.
+// Lifetime: nothing passed in is retained.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "walseg/directory.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_format.h"
 
 namespace walseg {
 
+/// Suffix walseg 0.1 gave wrong-size segment files it moved aside ("<name>.broken[.N]"); walseg
+/// no longer moves anything, but `walseg ls` still labels such files.
 inline constexpr const char* kBrokenSuffix = ".broken";
 
-struct ScanReport {
-  std::vector<SegmentName> segments;      ///< complete segments, sorted (timeline, segno)
-  std::vector<std::string> removed_temps; ///< temp leftovers removed
-  std::vector<std::string> moved_aside;   ///< "old -> new" names of wrong-size segments
-  std::vector<std::string> left_alone;    ///< "name (what)" of everything reported and kept
+/// A segment of the directory's WAL.
+struct ScannedSegment {
+  SegmentName name;
+  std::uint64_t size_bytes = 0;
+  bool ready = false;  ///< carries a ready stamp: made by walseg and never written since
 };
 
-/// Scans `dir` for segments of segment_size_bytes. append_mode: the init method grows segments
-/// by appends (none, fallocate_keep_size), so shorter files are complete segments.
-/// Throws walseg::Error for listing, unlink, rename or fsync failures (path and errno text).
-ScanReport scan_wal_directory(Directory& dir, std::uint64_t segment_size_bytes, bool append_mode);
+/// A segment-named entry walseg did not make for this WAL.
+struct ForeignFile {
+  std::string name;
+  std::optional<SegmentName> segment;  ///< what the name says (nullopt: out of range for the size)
+  std::string why;                     ///< e.g. "its first page is zeros"
+};
+
+struct ScanReport {
+  std::vector<ScannedSegment> segments;        ///< complete segments, sorted (timeline, segno)
+  std::vector<ScannedSegment> short_segments;  ///< see above; sorted
+  std::vector<ForeignFile> foreign;            ///< sorted by name
+  std::vector<std::string> removed_temps;      ///< temp leftovers removed
+  std::vector<std::string> left_alone;         ///< "name (what)" of other entries reported
+};
+
+/// Whether the segment-named regular file `name` of `size_bytes` in `dir` is a segment of the
+/// WAL `control` describes (see above). Returns nullopt for ours, with `*ready` set when it
+/// carries a ready stamp, or the reason it is not. Throws walseg::Error for open/read errors.
+std::optional<std::string> foreign_reason(const Directory& dir, const std::string& name,
+                                          std::uint64_t size_bytes, const WalControl& control,
+                                          bool* ready);
+
+/// Scans `dir` for the WAL `control` describes. append_mode: the init method grows segments by
+/// appends (none, fallocate_keep_size), so shorter files are complete segments.
+/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text).
+ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode);
+
+/// True when `name` is one of walseg's own bookkeeping files in a WAL directory (lock,
+/// control, auto-method cache) that no scan reports.
+bool is_walseg_bookkeeping_file(const std::string& name);
 
 }  // namespace walseg

@@ -38,6 +38,11 @@ class Directory {
   /// Not durable by itself: fsync() the directory afterwards.
   void rename_noreplace(const std::string& from, const std::string& to);
 
+  /// renameat(2): atomically puts `from` in the place of `to`, replacing a `to` that exists.
+  /// Only for walseg's own control file, the one file it replaces (wal_control.h); segments
+  /// are never replaced (rename_noreplace). Not durable by itself. Throws Error("rename").
+  void rename_over(const std::string& from, const std::string& to);
+
   /// unlinkat(2). With missing_ok, ENOENT is not an error. Returns true if a file was removed.
   bool unlink(const std::string& name, bool missing_ok = false);
 

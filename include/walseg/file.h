@@ -33,6 +33,9 @@ class File {
   static File open(const std::string& path, int flags, mode_t mode = 0600);
 
   bool is_open() const noexcept { return fd_.fd() >= 0; }
+  /// True when open() made the file itself (O_CREAT | O_EXCL): nobody else's bytes can be in
+  /// it. The allocation layer fills only such files (allocator.h).
+  bool created_exclusively() const noexcept { return created_; }
   int fd() const noexcept { return fd_.fd(); }
   const std::string& path() const noexcept { return fd_.path(); }
 
@@ -67,8 +70,9 @@ class File {
   void close();
 
  private:
-  File(int fd, std::string path) : fd_(fd, std::move(path)) {}
+  File(int fd, std::string path, bool created) : fd_(fd, std::move(path)), created_(created) {}
   OwnedFd fd_;
+  bool created_ = false;
 };
 
 }  // namespace walseg

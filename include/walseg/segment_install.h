@@ -2,7 +2,8 @@
 //
 // create_segment is walseg's XLogFileInitInternal + InstallXLogFileSegment (PostgreSQL xlog.c):
 //   1. open a temporary file (temp_file_name(): "xlogtemp.<pid>[.<n>]") with O_CREAT|O_EXCL;
-//   2. fill it by the init method (allocator.h);
+//   2. fill it by the init method (allocator.h), then write the caller's stamp at offset 0
+//      (the segment manager's ready stamp, wal_format.h: how it knows the file is its own);
 //   3. fsync it;
 //   4. rename it to the final name without replacing anything (Directory::rename_noreplace);
 //   5. fsync the directory, so the name survives a power loss before anything is written into
@@ -24,6 +25,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "walseg/allocator.h"
@@ -53,14 +55,16 @@ using CustomFill = std::function<void(File& file, std::uint64_t size_bytes, Allo
 
 /// Creates `final_name` in `dir` as a complete segment of size_bytes by opts (see above).
 /// dir: the WAL directory; final_name: an entry name (not a path); size_bytes: > 0, multiple of
-/// 4096; custom_fill: optional replacement for the init method.
+/// 4096; custom_fill: optional replacement for the init method; stamp: bytes written at offset
+/// 0 after the fill and before the fsync (empty: none), so they are durable with the fill.
 /// Throws walseg::Error: EEXIST if final_name exists (nothing is replaced), or the failing
 /// step's errno with a message naming the path, the step, the method, the size and errno's
 /// text. After a throw, neither the temporary file nor (unless it existed before) final_name
 /// exists.
 CreateReport create_segment(Directory& dir, const std::string& final_name,
                             std::uint64_t size_bytes, const AllocOptions& opts,
-                            const CustomFill& custom_fill = {});
+                            const CustomFill& custom_fill = {},
+                            std::span<const std::byte> stamp = {});
 
 /// Renames the complete segment `old_name` to `new_name` without replacing anything, then
 /// fsyncs the directory. Returns the times (fill and fsync are 0). Throws walseg::Error

@@ -1,7 +1,9 @@
 // SegmentManager: owns one WAL directory the way PostgreSQL's checkpointer and XLogFileInit own
 // pg_wal, but keeps segment creation off the commit path.
 //
-// Opening locks the directory (DirLock), scans it (dir_scan.h), resolves walseg.init_method =
+// Opening locks the directory (DirLock), reads its walseg.control (wal_control.h; a directory
+// without one gets one, unless it already holds segment-named files), checks the settings
+// against it, scans the directory (dir_scan.h), resolves walseg.init_method =
 // auto (auto_method.h), and starts a background preallocator that keeps
 // walseg.prealloc_segments complete segments ready beyond the write position, created by the
 // init method with the durable install protocol (segment_install.h), paced against the rate the
@@ -12,7 +14,13 @@
 // retire(segno) is the checkpoint hook: every segment below segno is no longer needed; with
 // walseg.recycle = on and within the recycle horizon (recycle_horizon.h, as XLOGfileslop) it is
 // renamed to the lowest free future name and counts as ready; otherwise it is removed durably.
-// Only complete segments of the current size are ever recycled or removed (invariant 6).
+// Only segments of this WAL are ever used, recycled or removed (invariants 6 and 8): files
+// whose first bytes carry the control file's system identifier (a long page header, or the
+// ready stamp every segment this manager creates gets before its fsync). Everything else is
+// left alone and reported; one with a name the WAL may still need (its timeline, at or above
+// the oldest segment) makes opening fail, because the writer would have to use or replace it.
+// Before retire() recycles or removes anything, the control file's oldest LSN is moved past
+// it, durably, so that after a crash readers never start below a segment that may be gone.
 //
 // Errors: public calls throw walseg::Error. The preallocator keeps its first error and stops;
 // the next next_segment() or retire() throws it, after which the preallocator tries again
@@ -22,6 +30,7 @@
 // Lifetime: the manager must outlive every ReadySegment path it handed out that is in use.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -42,10 +51,13 @@
 #include "walseg/recycle_horizon.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 
 namespace walseg {
 
-/// Bytes per write of the preallocator's zero fill (see preallocator.cpp for why it is small).
+/// Bytes per write of the manager's zero fills (see preallocator.cpp for why it is small:
+/// chunks let a fill be paced and cancelled between them, and keep each one's time in the
+/// device queue, which a concurrent commit's flush may wait behind, short).
 inline constexpr std::uint64_t kBackgroundFillChunkBytes = 16 * 1024;
 
 /// The preallocator's pacing rule, shared with the PostgreSQL extension (contrib/walseg/
@@ -93,12 +105,19 @@ class SegmentManager {
  public:
   struct Options {
     Config config;
-    TimeLineId timeline = 1;
+    /// nullopt: the control file's (1 for a new directory). A value the control file
+    /// contradicts is refused (EINVAL): the timeline changes only by switch_timeline().
+    std::optional<TimeLineId> timeline;
     bool background = true;  ///< false: no preallocator (every next_segment creates: "unpooled")
   };
 
   /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
-  /// by another process (naming its PID), the scan failed, or the segment size is invalid.
+  /// by another process (naming its PID); the segment size is invalid; EINVAL, before
+  /// anything in the directory is changed, when the control file is damaged, when it is
+  /// missing while segment-named files exist, when config's segment size, block size or a
+  /// full-size init method contradicts the WAL there (the message names the setting to
+  /// change), or when a file walseg did not make has a name the WAL may still need; the
+  /// scan's or the control file's I/O errors.
   SegmentManager(const std::string& dir, Options opts);
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
@@ -109,25 +128,38 @@ class SegmentManager {
   /// from a synchronous creation, or the preallocator's stored first error.
   ReadySegment next_segment(SegNo segno);
 
+  /// Creates segment (tli, segno) now, on the calling thread, as the pool would (init method,
+  /// ready stamp, durable install) and adds it to the books: for `walseg create`, which
+  /// checks first that it lies ahead of the WAL. Throws walseg::Error: EEXIST when any entry
+  /// has its name (nothing is replaced), or the creation's error.
+  CreateReport create_now(TimeLineId tli, SegNo segno);
+
   /// Segment `segno` if it is already complete and ready (made by the pool or recycled),
   /// without creating it, waiting, or moving the write position: for a writer that opens its
   /// next segment early. Never throws for an absent segment (nullopt).
   std::optional<ReadySegment> peek_ready(SegNo segno) const;
 
   /// Segments below first_needed are no longer needed: recycle or remove them (see above).
-  /// Throws walseg::Error from a rename, unlink or directory fsync (already-done work stays).
-  void retire(SegNo first_needed);
+  /// First the control file's oldest LSN becomes first_needed's first byte and its durable
+  /// LSN at least durable_lsn (an LSN below which every record was acknowledged; 0: none
+  /// known), durably. Throws walseg::Error from the control file's replacement (then nothing
+  /// is retired), a rename, unlink or directory fsync (already-done work stays).
+  void retire(SegNo first_needed, Lsn durable_lsn = 0);
 
-  /// New segments and recycled names use `tli` from now on (case C20). Segments named for the
-  /// old timeline become retire candidates.
+  /// New segments and recycled names use `tli` from now on (case C20), for this manager's
+  /// life: the control file keeps its timeline (switch_timeline changes both). Segments named
+  /// for the old timeline become retire candidates.
   void set_timeline(TimeLineId tli);
 
   /// Switches to timeline new_tli at switch_lsn, as PostgreSQL's XLogInitNewTimeline: the
   /// segment containing switch_lsn is installed on new_tli as a copy of the current timeline's
   /// segment up to switch_lsn and zeros after it, so that a restart right after the switch
   /// finds the valid part instead of a zero-filled file ("invalid magic number 0000", case
-  /// C20); then set_timeline(new_tli). Returns that segment. Throws walseg::Error if the old
-  /// segment is missing or any step of the durable installation fails (nothing is switched).
+  /// C20; the copied page headers carry new_tli, so readers of the new timeline read them);
+  /// then the control file's timeline becomes new_tli and its oldest LSN at least that
+  /// segment's first byte, durably; then set_timeline(new_tli). Returns that segment. Throws
+  /// walseg::Error if the old segment is missing or any step of the durable installation or
+  /// of the control file's replacement fails (nothing is switched).
   ReadySegment switch_timeline(TimeLineId new_tli, Lsn switch_lsn);
 
   /// The timeline new segments are named for.
@@ -137,6 +169,11 @@ class SegmentManager {
   }
   ManagerStats stats() const;
   const ScanReport& scan_report() const { return scan_; }
+  /// The control file as it is now (it changes at retire and switch_timeline).
+  WalControl control() const {
+    std::lock_guard lk(control_mu_);
+    return control_;
+  }
   const Config& config() const { return cfg_; }
   Directory& directory() { return dir_; }
 
@@ -158,18 +195,28 @@ class SegmentManager {
   std::optional<Job> next_job_locked() const;    // what the pool should make next
   void pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::uint64_t done, std::uint64_t total,
             std::chrono::steady_clock::time_point started);
-  CreateReport create(const Job& job, bool background);
+  CreateReport create(const Job& job, bool background, std::uint64_t chunk_bytes = kBackgroundFillChunkBytes);
   void record_created_locked(const Job& job, const CreateReport& r);
   void throw_stored_error_locked();
   void start_preallocator();
   void stop_preallocator();
   std::size_t ready_ahead_locked() const;
   bool remove_or_recycle(const SegmentName& old, SegNo horizon);
+  // Opening (segment_open.cpp): the control file, then the books from the scan.
+  void open_control(std::optional<TimeLineId> timeline);
+  void check_scan();
+  void fill_books();
+  /// The ready stamp a new segment (tli, segno) of this WAL carries (wal_format.h).
+  std::array<std::byte, kReadyStampBytes> stamp_for(TimeLineId tli, SegNo segno) const;
+  /// Replaces the control file by `next` if it differs (control_mu_ held by the caller).
+  void update_control_locked(const WalControl& next);
 
   Config cfg_;
   bool background_;
   Directory dir_;
   DirLock lock_;
+  mutable std::mutex control_mu_;  ///< guards control_ and its file; never taken inside mu_
+  WalControl control_;
   ScanReport scan_;
   AllocOptions alloc_;
 

@@ -1,19 +1,21 @@
 // Wal: a WAL directory opened for writing: the segment manager, recovery of the end of WAL, and
 // a writer resuming there. The one-call entry point for the tool and the PostgreSQL extension.
 //
-// Opening runs, in order: SegmentManager (lock, scan, preallocator), find_end_of_wal on the
-// manager's timeline, then a WalWriter resuming where recovery found the end of WAL (after
-// the last valid record; after a leading continuation or at the first page when every record
-// start was retired by truncate_before, so LSNs never go back) with the system identifier
-// found in the WAL, or, for a directory with no segment, a fresh WAL from wal_start_lsn() with
-// a new system identifier (as initdb makes one: seconds, microseconds and PID of the creating
-// process; also used when no long header is readable).
+// Opening runs, in order: SegmentManager (lock, walseg.control, the checks that refuse a WAL
+// the settings or foreign files contradict, scan, preallocator), find_end_of_wal from the
+// control file's oldest LSN with its sizes and system identifier (reader_options_for), then a
+// WalWriter resuming where recovery found the end of WAL: after the last valid record, or at
+// the oldest LSN (after a leading continuation) when no record is left there, so LSNs never
+// go back. A new directory gets its control file, with a new system identifier, from the
+// manager; its WAL starts at wal_start_lsn(), the first byte of segment 1.
 //
-// Not for: reading WAL without locking the directory (use WalReader directly).
+// Not for: reading WAL without locking the directory (use WalReader with reader_options_for
+// and read_control directly).
 // Thread-safety: as WalWriter for writer(); open/close from one thread.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "walseg/segment_manager.h"
@@ -24,14 +26,18 @@ namespace walseg {
 
 class Wal {
  public:
-  /// Opens (creating if needed) the WAL in `dir` with `config`. Throws walseg::Error from the
-  /// manager, recovery or writer set-up, and (EINVAL) before touching anything when the
-  /// directory's WAL was written with another segment size, block size or in append mode
-  /// under a full-size init method, or holds a full-size segment-named file walseg did not
-  /// make (invariant 6): changing a setting must never cost acknowledged records. Corruption before the end is not thrown: the writer
-  /// resumes after the last valid record and recovery() says what was found (as PostgreSQL
-  /// does after a crash), so check recovery().corruption where that matters.
-  static std::unique_ptr<Wal> open(const std::string& dir, const Config& config, TimeLineId timeline = 1);
+  /// Opens (creating if needed) the WAL in `dir` with `config`; `timeline`: nullopt for the
+  /// control file's, else it must be the control file's. Throws walseg::Error from the
+  /// manager (EINVAL before anything is written when the directory's WAL was written with
+  /// another segment size, block size or in append mode under a full-size init method, when
+  /// its control file is damaged or missing beside segment files, or when a file walseg did
+  /// not make has a segment name the WAL may need: changing a setting must never cost
+  /// acknowledged records), recovery or writer set-up. Corruption before the end is not
+  /// thrown: the writer resumes after the last valid record and recovery() says what was
+  /// found (as PostgreSQL does after a crash), so check recovery().corruption where that
+  /// matters.
+  static std::unique_ptr<Wal> open(const std::string& dir, const Config& config,
+                                   std::optional<TimeLineId> timeline = std::nullopt);
 
   SegmentManager& manager() { return *manager_; }
   WalWriter& writer() { return *writer_; }

@@ -25,7 +25,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "walseg/segment_name.h"
 
@@ -258,8 +260,103 @@ std::size_t encode_data_header(std::uint32_t payload_bytes, std::byte* out);
 /// ValidXLogRecord does: over the bytes after the header, then the header up to xl_crc.
 std::uint32_t record_crc(std::span<const std::byte> record);
 
-/// Little-endian loads used by the reader for single fields.
+// ---- Ready stamp: a segment walseg made that holds no WAL yet ---------------------------
+//
+// Every segment the segment manager creates carries, before its fsync, this stamp at offset
+// 0: a long page header whose magic is kReadySegmentMagic, then a CRC-32C of those 40
+// bytes. A blank file says nothing about who made it (PostgreSQL's and other tools' future
+// segments are zeros too); a stamped one names this WAL's system identifier, so walseg can
+// tell, without trusting names or sizes, that a file holding no records is its own to use,
+// recycle or remove (DESIGN.md invariants 6 and 8). The writer's first write into a segment
+// starts at offset 0 and covers at least one 4 kB block, so the stamp is gone, in one
+// block, as soon as the segment holds WAL.
+//
+//   offset size field          meaning
+//   0      2    magic          kReadySegmentMagic ("WS"): no PostgreSQL XLOG_PAGE_MAGIC
+//                              (0xD0xx-0xD1xx), so no WAL reader takes the stamp for a page
+//   2      2    info           kPageLongHeader
+//   4      4    tli            timeline the segment was made for
+//   8      8    pageaddr       LSN of the segment's first byte
+//   16     8    (zero)         rem_len and padding
+//   24     8    sysid          the WAL directory's system identifier (walseg.control)
+//   32     4    seg_size       segment size in bytes, where pg_waldump looks for it
+//   36     4    blcksz         page size in bytes
+//   40     4    crc            CRC-32C of bytes [0, 40)
+//   44          end (kReadyStampBytes); zeros, or whatever the init method left, follow
+
+inline constexpr std::uint16_t kReadySegmentMagic = 0x5357;
+inline constexpr std::size_t kReadyStampCrcOffset = kLongPageHeaderBytes;
+inline constexpr std::size_t kReadyStampBytes = kReadyStampCrcOffset + 4;
+static_assert(kReadyStampBytes == 44 && kReadyStampBytes < 4096);
+
+/// Writes kReadyStampBytes bytes to out for the segment whose first page would carry `h`
+/// (h.is_long(); h.magic is ignored and written as kReadySegmentMagic).
+void encode_ready_stamp(const PageHeader& h, std::byte* out);
+/// The header a valid stamp at `in` (kReadyStampBytes bytes) carries, with magic
+/// kReadySegmentMagic; nullopt unless magic, info and CRC are all right.
+std::optional<PageHeader> decode_ready_stamp(const std::byte* in);
+
+// ---- walseg.control: the identity of a WAL directory (as PostgreSQL's pg_control) -------
+//
+// One small file per WAL directory says which WAL lives there and where it starts, so that
+// nothing is inferred from the lowest file name or a file's first bytes. It is written when
+// the directory gets its first segment manager and replaced, never edited in place, by temp
+// file + fsync + rename + directory fsync (wal_control.h). include/walseg/wal_control.h reads
+// and writes it; doc/wal_format.md walks through one.
+//
+//   offset size field          meaning
+//   0      4    magic          kControlMagic ("WSCT"): this is a walseg control file
+//   4      4    version        kControlVersion: the layout below
+//   8      8    system_id      chosen once, as initdb does; every segment's long header and
+//                              ready stamp must carry it
+//   16     4    seg_size       walseg.segment_size the WAL was written with, bytes
+//   20     4    blcksz         walseg.block_size, bytes
+//   24     4    timeline       the timeline the writer continues on
+//   28     4    flags          kControlAppendMode: segments may be shorter than seg_size
+//   32     8    oldest_lsn     first byte of the oldest segment still needed: recovery reads
+//                              from here; segments below it may be recycled or removed
+//   40     8    durable_lsn    every record ending at or below it had been acknowledged when
+//                              the file was written (0: not known)
+//   48     4    crc            CRC-32C of bytes [0, 48)
+//   52          end of data; the file is kControlFileBytes long, zeros after the CRC
+
+inline constexpr std::uint32_t kControlMagic = 0x54435357;  // "WSCT" in file order
+inline constexpr std::uint32_t kControlVersion = 1;
+inline constexpr std::uint32_t kControlAppendMode = 0x1;
+inline constexpr std::size_t kControlSysIdOffset = 8;
+inline constexpr std::size_t kControlSegSizeOffset = 16;
+inline constexpr std::size_t kControlBlockSizeOffset = 20;
+inline constexpr std::size_t kControlTimelineOffset = 24;
+inline constexpr std::size_t kControlFlagsOffset = 28;
+inline constexpr std::size_t kControlOldestLsnOffset = 32;
+inline constexpr std::size_t kControlDurableLsnOffset = 40;
+inline constexpr std::size_t kControlCrcOffset = 48;
+/// One sector, as pg_control's PG_CONTROL_FILE_SIZE is a page: read and written whole.
+inline constexpr std::size_t kControlFileBytes = 512;
+static_assert(kControlCrcOffset + 4 <= kControlFileBytes);
+
+/// A control file as values.
+struct WalControl {
+  std::uint64_t system_id = 0;
+  std::uint32_t segment_size_bytes = 0;
+  std::uint32_t block_size_bytes = 0;
+  TimeLineId timeline = 1;
+  bool append_mode = false;
+  Lsn oldest_lsn = 0;
+  Lsn durable_lsn = 0;
+  friend bool operator==(const WalControl&, const WalControl&) = default;
+};
+
+/// Writes kControlFileBytes bytes (zeros after the CRC) to out.
+void encode_control(const WalControl& c, std::byte* out);
+/// Decodes kControlFileBytes bytes. nullopt with *why set ("bad magic number 0x...",
+/// "unsupported version N", "CRC mismatch", "unknown flags 0x...", "invalid segment size N")
+/// for anything that is not a control file this version wrote.
+std::optional<WalControl> decode_control(std::span<const std::byte> in, std::string* why);
+
+/// Little-endian loads used by the reader for single fields, and the store of one field.
 std::uint32_t load_le32(const std::byte* in);
 std::uint64_t load_le64(const std::byte* in);
+void store_le32(std::byte* out, std::uint32_t v);
 
 }  // namespace walseg

@@ -39,6 +39,7 @@
 #include <string>
 
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 #include "walseg/wal_format.h"
 
 namespace walseg {
@@ -70,6 +71,10 @@ struct WalReaderOptions {
   std::optional<std::uint32_t> block_size_bytes;
   /// nullopt: taken from the first valid long header read, then required of every segment.
   std::optional<std::uint64_t> system_id;
+  /// Where the WAL starts: a page boundary, walseg.control's oldest LSN (reader_options_for).
+  /// nullopt: the first page of the lowest segment file of the timeline, for a directory
+  /// without a control file (PostgreSQL's pg_wal, a copy of segments).
+  std::optional<Lsn> start_lsn;
   WalReporter* reporter = nullptr;  ///< may be null
 };
 
@@ -87,7 +92,8 @@ struct WalRecord {
 class WalReader {
  public:
   /// Opens the WAL in dir_path. Sizes missing from options are read from the first page of
-  /// the lowest segment file of the timeline. The reader starts at start_lsn().
+  /// the lowest segment file of the timeline. The reader starts at start_lsn() (options'
+  /// start_lsn when given: a missing segment there is then where the WAL ends).
   /// Throws walseg::Error: the directory cannot be opened; a size is missing and cannot be
   /// learnt (no segment, or its first page has no valid long header) (EINVAL); a size given
   /// or learnt is invalid (EINVAL).
@@ -97,8 +103,9 @@ class WalReader {
   WalReader& operator=(WalReader&&) noexcept;
   ~WalReader();
 
-  /// The first page of the lowest segment of the timeline (0 when there is none). Reading
-  /// from there skips a record continued from a removed segment, as pg_waldump does.
+  /// options.start_lsn, or the first page of the lowest segment of the timeline (0 when there
+  /// is none). Reading from there skips a record continued from a removed segment, as
+  /// pg_waldump does.
   Lsn start_lsn() const;
   /// Positions the reader at lsn: a page boundary (a leading continuation is skipped) or the
   /// LSN of a record header. Clears a previous stop. The first record read after a seek is
@@ -122,6 +129,10 @@ class WalReader {
   explicit WalReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+/// Options that read the WAL `control` describes: its timeline, sizes, system identifier, and
+/// from its oldest LSN. Nothing is learnt from file names.
+WalReaderOptions reader_options_for(const WalControl& control);
 
 /// What find_end_of_wal found.
 struct RecoveryResult {

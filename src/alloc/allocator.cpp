@@ -96,6 +96,23 @@ Error with_space_facts(const Error& e, const File& file) {
   return Error(e.errnum(), e.op(), e.path(), std::string(e.what()) + facts, e.offset());
 }
 
+// Every method writes, reserves or truncates over the whole range, and a fallback starts
+// from empty again: run on a file holding records, any of them would destroy them (case C22:
+// etcd found an interrupted re-preallocation damaging a WAL tail). So only a file this
+// process has just created, exclusively, and that is still empty is ever filled.
+void check_fresh_file(File& file) {
+  if (!file.created_exclusively())
+    throw make_error(EINVAL, "allocate", file.path(),
+                     fmt::format("refusing to allocate file \"{}\": walseg fills only files it has just "
+                                 "created itself (O_CREAT | O_EXCL), never one that may hold data",
+                                 file.path()));
+  if (const auto size = static_cast<std::uint64_t>(file.stat().st_size); size != 0)
+    throw make_error(EINVAL, "allocate", file.path(),
+                     fmt::format("refusing to allocate file \"{}\": it already holds {} bytes, and "
+                                 "walseg never preallocates, zero-fills or truncates over data",
+                                 file.path(), size));
+}
+
 void fill(File& file, std::uint64_t size_bytes, const AllocOptions& opts, AllocReport& r) {
   switch (opts.method) {
     case InitMethod::kZeroWrite:
@@ -129,6 +146,7 @@ AllocReport allocate_file(File& file, std::uint64_t size_bytes, const AllocOptio
     throw make_error(EINVAL, "allocate", file.path(),
                      "init method \"auto\" must be resolved before allocating \"" + file.path() +
                          "\"");
+  check_fresh_file(file);
   AllocReport r;
   r.requested = r.used = opts.method;
   std::uint64_t syscalls_before = io_trace::thread_syscalls();

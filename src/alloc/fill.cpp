@@ -9,6 +9,8 @@
 #include <vector>
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "fill.h"
 #include "walseg/error.h"
 #include "walseg/failpoint.h"
@@ -43,7 +45,13 @@ void write_zeros(File& f, std::uint64_t size_bytes, const AllocOptions& opts) {
       iov[n] = {const_cast<char*>(zero_buffer()), l};
       bytes += l;
     }
-    f.pwritev_all(iov.data(), n, off);
+    try {
+      f.pwritev_all(iov.data(), n, off);
+    } catch (const Error& e) {
+      // The chunk's own count says little when chunks are small: say how far the fill got.
+      throw Error(e.errnum(), e.op(), e.path(),
+                  fmt::format("{}; zero-fill wrote {} of {} bytes", e.what(), off, size_bytes), e.offset());
+    }
     off += want;
     if (opts.write_behind) f.write_behind(off);
     if (off * 2 >= size_bytes && (off - want) * 2 < size_bytes) failpoint::hit("alloc.half_fill");

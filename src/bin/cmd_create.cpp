@@ -1,4 +1,5 @@
 // walseg create: install N segments by one init method, printing what each creation cost.
+#include <algorithm>
 #include <optional>
 
 #include <fmt/format.h>
@@ -6,12 +7,10 @@
 #include "command.h"
 #include "settings_options.h"
 #include "tool_util.h"
-#include "walseg/dir_lock.h"
-#include "walseg/dir_scan.h"
-#include "walseg/directory.h"
 #include "walseg/error.h"
-#include "walseg/segment_install.h"
+#include "walseg/segment_manager.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_reader.h"
 
 namespace walseg::tool {
 namespace {
@@ -26,22 +25,38 @@ struct CreateArgs {
   SettingsOptions settings;
 };
 
-// Before anything is made: if a segment this run would create is already there, say so and
-// where the free numbers start, instead of creating the ones before it and stopping half-way.
-void refuse_taken_numbers(const CreateArgs& a, const ScanReport& scan, std::uint64_t segment_size) {
-  const SegNo first = a.start, last = a.start + static_cast<SegNo>(a.count) - 1;
-  std::optional<SegNo> taken, highest;
-  for (const SegmentName& s : scan.segments) {
-    if (s.timeline != a.timeline) continue;
-    if (!highest || s.segno > *highest) highest = s.segno;
-    if (s.segno >= first && s.segno <= last && !taken) taken = s.segno;
+// Before anything is made: every name this run would create must be free (of anything, not
+// only of segments), and ahead of the WAL already in the directory, so that create can only
+// add future segments, never a file below or inside the WAL (which a later reader or writer
+// could take for its start), and never stops half-way.
+void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t segment_size) {
+  const WalControl control = m.control();
+  std::optional<SegNo> first_free;
+  if (a.timeline == control.timeline) {
+    const RecoveryResult end = find_end_of_wal(a.dir, reader_options_for(control));
+    const SegNo oldest = control.oldest_lsn / segment_size;
+    first_free = end.records > 0 ? segno_of_lsn_end(end.end_lsn, segment_size) + 1 : oldest;
+    if (a.start < *first_free)
+      throw make_error(EINVAL, "create", a.dir,
+                       fmt::format("segment {} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
+                                   "create makes future segments only: use --start {} or higher",
+                                   a.start, a.dir,
+                                   end.records > 0 ? fmt::format("it ends at {}", format_lsn(end.end_lsn))
+                                                   : fmt::format("it starts at {}", format_lsn(control.oldest_lsn)),
+                                   *first_free));
   }
-  if (!taken) return;
-  throw make_error(EEXIST, "create", a.dir,
-                   fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
-                               "Segments of timeline {} go up to {}: use --start {} for new ones after them",
-                               segment_file_name(a.timeline, *taken, segment_size), a.dir, a.timeline,
-                               *highest, *highest + 1));
+  SegNo highest = 0;
+  for (const auto& e : m.directory().list())
+    if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
+      highest = std::max(highest, n->segno);
+  for (int i = 0; i < a.count; ++i) {
+    const std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), segment_size);
+    if (!m.directory().exists(name)) continue;
+    throw make_error(EEXIST, "create", m.directory().path_of(name),
+                     fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
+                                 "Segments of timeline {} go up to {}: use --start {} for new ones after them",
+                                 name, a.dir, a.timeline, highest, highest + 1));
+  }
 }
 
 void run_create(const CreateArgs& a) {
@@ -51,18 +66,18 @@ void run_create(const CreateArgs& a) {
   check_segment_size(cfg.segment_size_bytes);
   if (cfg.init_method == InitMethod::kAuto)
     throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
-  Directory dir = Directory::open(a.dir, true);
-  // Like every writer of a WAL directory: one process at a time, and leftovers of a crash
-  // (temp files, wrong-size segments) dealt with before anything new is made.
-  DirLock lock = DirLock::acquire(dir);
-  ScanReport scan = scan_wal_directory(dir, cfg.segment_size_bytes, append_mode(cfg.init_method));
-  refuse_taken_numbers(a, scan, cfg.segment_size_bytes);
-  AllocOptions opts{.method = cfg.init_method, .fallback = cfg.fallocate_fallback};
+  // Like every writer of a WAL directory: one process at a time, the settings checked
+  // against the WAL there, leftovers of a crash dealt with, and files of others left alone.
+  SegmentManager::Options mo;
+  mo.config = cfg;
+  mo.background = false;
+  SegmentManager m(a.dir, mo);
+  refuse_unless_ahead(a, m, cfg.segment_size_bytes);
   for (int i = 0; i < a.count; ++i) {
-    std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), cfg.segment_size_bytes);
-    CreateReport r = create_segment(dir, name, cfg.segment_size_bytes, opts);
+    const SegNo segno = a.start + static_cast<SegNo>(i);
+    CreateReport r = m.create_now(a.timeline, segno);
     if (i == 0) fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
-    fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", name, to_string(r.alloc.used),
+    fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", r.name, to_string(r.alloc.used),
                r.alloc.size_bytes, r.alloc.allocated_bytes, r.times.total_us);
   }
 }

@@ -10,6 +10,8 @@
 #include "walseg/file.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
+#include "walseg/error.h"
+#include "walseg/wal_control.h"
 #include "walseg/wal_reader.h"
 
 namespace walseg::tool {
@@ -19,14 +21,27 @@ struct ReadArgs {
   std::string dir;
   std::string start;
   std::uint64_t limit = 0;
-  TimeLineId timeline = 1;
+  TimeLineId timeline = 0;  ///< 0: the control file's
   SettingsOptions settings;
 };
 
-WalReaderOptions reader_options(const ReadArgs& a) {
-  WalReaderOptions o;
-  o.timeline = a.timeline;
-  return o;  // sizes and system identifier are read from the first long page header
+// The WAL's control file says where it starts and what its sizes are; nothing is learnt from
+// file names. A directory with segment files but no control file is not read as if empty.
+std::optional<WalReaderOptions> reader_options(const ReadArgs& a) {
+  std::optional<WalControl> control = read_control(a.dir);
+  if (!control) {
+    for (const auto& e : Directory::open(a.dir).list())
+      if (parse_segment_file_name(e.name, kMinSegmentSizeBytes))
+        throw make_error(EINVAL, "read WAL", a.dir,
+                         fmt::format("directory \"{}\" holds segment files (\"{}\" among them) but no {}: "
+                                     "walseg cannot tell which WAL they belong to or where it starts. If this "
+                                     "is a walseg WAL whose {} was lost, restore that file from a backup",
+                                     a.dir, e.name, kControlFileName, kControlFileName));
+    return std::nullopt;
+  }
+  WalReaderOptions o = reader_options_for(*control);
+  if (a.timeline != 0) o.timeline = a.timeline;
+  return o;
 }
 
 // Reading while a writer works on the directory would see its half-written tail as damage:
@@ -36,28 +51,15 @@ DirLock lock_for_reading(const std::string& path) {
   return DirLock::acquire(dir);
 }
 
-// Segments that were created but never written carry no long header to learn sizes from:
-// that is an empty WAL, not an error.
-bool no_wal_written(const std::string& path, TimeLineId tli) {
-  Directory dir = Directory::open(path);
-  for (const auto& e : dir.list()) {
-    if (!e.is_regular || e.name.size() != kSegmentNameLength) continue;
-    if (e.name.compare(0, 8, timeline_hex(tli)) != 0) continue;
-    File f = File::open(dir.path_of(e.name), O_RDONLY);
-    std::byte b[2] = {};
-    if (f.pread(b, 2, 0) == 2 && (b[0] != std::byte{0} || b[1] != std::byte{0})) return false;
-  }
-  return true;
-}
-
 // One line per record, in pg_waldump's layout.
 void run_dump(const ReadArgs& a) {
   DirLock lock = lock_for_reading(a.dir);
-  if (no_wal_written(a.dir, a.timeline)) {
-    fmt::print("no WAL records in \"{}\" (no segment of timeline {} has been written)\n", a.dir, a.timeline);
+  const auto options = reader_options(a);
+  if (!options) {
+    fmt::print("no WAL in \"{}\" (no {})\n", a.dir, kControlFileName);
     return;
   }
-  WalReader r = WalReader::open(a.dir, reader_options(a));
+  WalReader r = WalReader::open(a.dir, *options);
   if (!a.start.empty()) {
     auto lsn = parse_lsn(a.start);
     if (!lsn) throw std::invalid_argument(fmt::format("invalid LSN \"{}\" for --start (expected X/X)", a.start));
@@ -83,12 +85,12 @@ void run_dump(const ReadArgs& a) {
 
 void run_recover(const ReadArgs& a) {
   DirLock lock = lock_for_reading(a.dir);
-  if (no_wal_written(a.dir, a.timeline)) {
-    fmt::print("end of WAL: none (no segment of timeline {} in \"{}\" has been written)\nrecords: 0\ncorruption: no\n",
-               a.timeline, a.dir);
+  const auto options = reader_options(a);
+  if (!options) {
+    fmt::print("end of WAL: none (no WAL in \"{}\": no {})\nrecords: 0\ncorruption: no\n", a.dir, kControlFileName);
     return;
   }
-  RecoveryResult res = find_end_of_wal(a.dir, reader_options(a));
+  RecoveryResult res = find_end_of_wal(a.dir, *options);
   fmt::print("end of WAL: {}\n", format_lsn(res.end_lsn));
   fmt::print("last record: {}\n", format_lsn(res.last_record_lsn));
   fmt::print("records: {}\n", res.records);
@@ -99,7 +101,7 @@ void run_recover(const ReadArgs& a) {
 
 void add_common(CLI::App* cmd, ReadArgs& a) {
   cmd->add_option("--dir", a.dir, "WAL directory")->required();
-  cmd->add_option("--timeline", a.timeline, "timeline to read (decimal)");
+  cmd->add_option("--timeline", a.timeline, "timeline to read (decimal; default: the WAL's, from walseg.control)");
   add_settings_options(*cmd, a.settings);
 }
 

@@ -1,5 +1,7 @@
-// walseg ls: every entry of a WAL directory with its size, allocated bytes and what walseg
-// takes it for (segment, temp leftover, wrong size, PostgreSQL's other files, not walseg's).
+// walseg ls: the directory's control file (as pg_controldata prints pg_control), then every
+// entry with its size, allocated bytes and what walseg takes it for: a segment of this WAL
+// (holding WAL, recycled, preallocated), a temp leftover, PostgreSQL's other files, or not
+// walseg's and why.
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -10,9 +12,12 @@
 #include "tool_util.h"
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
+#include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
+#include "walseg/file.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 
 namespace walseg::tool {
 namespace {
@@ -23,20 +28,66 @@ struct LsArgs {
   SettingsOptions settings;
 };
 
-std::string describe(const WalFileInfo& info, const struct stat& st, const Config& cfg) {
+std::string describe_without_control(const WalFileInfo& info, const struct stat& st, const Config& cfg) {
   auto size = static_cast<std::uint64_t>(st.st_size);
   if (!S_ISREG(st.st_mode)) return "not walseg's (not a regular file)";
   switch (info.kind) {
     case WalFileKind::kSegmentFile:
-      if (size == cfg.segment_size_bytes) return fmt::format("segment, timeline {}", info.timeline);
-      if (append_mode(cfg.init_method) && size < cfg.segment_size_bytes)
-        return fmt::format("segment (append mode, {} bytes written), timeline {}", size, info.timeline);
-      return fmt::format("wrong size: {} bytes, expected {} (another segment size? try --segment-size)", size,
+      if (size == cfg.segment_size_bytes) return fmt::format("segment name, timeline {}; whose is unknown", info.timeline);
+      return fmt::format("segment name, {} bytes (not {}: another segment size? try --segment-size)", size,
                          cfg.segment_size_bytes);
-    case WalFileKind::kTempFile: return "temp leftover (removed at start)";
+    case WalFileKind::kTempFile: return "temp leftover";
     case WalFileKind::kForeign: return "not walseg's";
     default: return std::string(to_string(info.kind));
   }
+}
+
+// A segment of this WAL: holding its own records, an earlier segment's (recycled), or nothing
+// yet (a ready stamp); below the oldest segment still needed it is retired at the next
+// checkpoint.
+std::string describe_ours(const Directory& dir, const std::string& name, const WalFileInfo& info,
+                          std::uint64_t size, bool ready, const WalControl& c) {
+  std::string what = "segment of this WAL";
+  if (ready) {
+    what += ", preallocated, not yet written";
+  } else {
+    File f = File::open(dir.path_of(name), O_RDONLY);
+    std::byte b[kLongPageHeaderBytes] = {};
+    f.pread(b, sizeof b, 0);
+    const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);
+    const Lsn addr = decode_page_header(b).page_addr;
+    what += addr == own ? ", holds WAL" : fmt::format(", recycled (holds WAL of {} from an earlier life)", format_lsn(addr));
+  }
+  if (size < c.segment_size_bytes) what += fmt::format(", append mode: {} bytes", size);
+  if (info.timeline == c.timeline && info.segno < c.oldest_lsn / c.segment_size_bytes)
+    what += ", below the oldest segment needed (retired at the next checkpoint)";
+  if (info.timeline != c.timeline) what += fmt::format(", timeline {} (not the WAL's)", info.timeline);
+  return what;
+}
+
+std::string describe_entry(const Directory& dir, const std::string& name, const struct stat& st,
+                           const std::optional<WalControl>& control, const Config& cfg) {
+  if (name == kLockFileName) return "walseg's lock file";
+  if (name == kControlFileName) return "walseg's control file (the WAL's identity)";
+  if (name == kAutoCacheFileName) return "walseg's init_method = auto decision";
+  if (name.find(kBrokenSuffix) != std::string::npos && name.size() > kSegmentNameLength)
+    return "moved aside by walseg 0.1 (it had a segment's name and the wrong size); it is never used";
+  const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
+  if (!control) return describe_without_control(info, st, cfg);
+  if (info.kind == WalFileKind::kTempFile) return "temp leftover (removed when a writer opens the directory)";
+  if (info.kind != WalFileKind::kSegmentFile) return S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
+  if (!S_ISREG(st.st_mode)) return "not walseg's: not a regular file (left alone)";
+  bool ready = false;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (auto why = foreign_reason(dir, name, size, *control, &ready)) return "not walseg's: " + *why + " (left alone)";
+  return describe_ours(dir, name, info, size, ready, *control);
+}
+
+// Names are printed as they are, except bytes a terminal would act on.
+std::string printable(const std::string& name) {
+  std::string out;
+  for (unsigned char ch : name) out += (ch < 0x20 || ch == 0x7F) ? fmt::format("\\x{:02X}", ch) : std::string(1, static_cast<char>(ch));
+  return out;
 }
 
 void run_ls(const LsArgs& a) {
@@ -44,17 +95,16 @@ void run_ls(const LsArgs& a) {
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_size_option("--segment-size", a.segment_size);
   check_segment_size(cfg.segment_size_bytes);
   Directory dir = Directory::open(a.dir);
+  const std::optional<WalControl> control = read_control(dir);
+  if (control) fmt::print("{}: {}\n", kControlFileName, describe(*control));
+  else fmt::print("{}: none (not a walseg WAL directory, or its control file was lost)\n", kControlFileName);
   fmt::print("{:<42} {:>12} {:>12}  {}\n", "name", "size", "allocated", "what");
   for (const auto& e : dir.list()) {
     struct stat st{};
     if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       throw file_error(errno, "stat", dir.path_of(e.name));
-    WalFileInfo info = classify_wal_file_name(e.name, cfg.segment_size_bytes);
-    std::string what = e.name == kLockFileName        ? "walseg's lock file"
-                       : e.name == kAutoCacheFileName ? "walseg's init_method = auto decision"
-                                                      : describe(info, st, cfg);
-    fmt::print("{:<42} {:>12} {:>12}  {}\n", e.name, st.st_size,
-               static_cast<std::uint64_t>(st.st_blocks) * 512, what);
+    fmt::print("{:<42} {:>12} {:>12}  {}\n", printable(e.name), st.st_size,
+               static_cast<std::uint64_t>(st.st_blocks) * 512, describe_entry(dir, e.name, st, control, cfg));
   }
 }
 

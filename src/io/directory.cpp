@@ -73,6 +73,16 @@ void Directory::rename_noreplace(const std::string& from, const std::string& to)
                          "\": " + errno_text(err));
 }
 
+void Directory::rename_over(const std::string& from, const std::string& to) {
+  int err = inject("rename");
+  if (err == 0 && ::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) err = errno;
+  done("rename", path_of(to), err);
+  if (err != 0)
+    throw make_error(err, "rename", path_of(from),
+                     "could not rename file \"" + path_of(from) + "\" to \"" + path_of(to) +
+                         "\": " + errno_text(err));
+}
+
 bool Directory::unlink(const std::string& name, bool missing_ok) {
   int err = inject("unlink");
   if (err == 0 && ::unlinkat(fd(), name.c_str(), 0) != 0) err = errno;

@@ -28,7 +28,7 @@ File File::open(const std::string& path, int flags, mode_t mode) {
   }
   done("open", path, err);
   if (err != 0) throw file_error(err, "open", path);
-  return File(fd, path);
+  return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
 }
 
 void File::pwrite_all(const void* buf, std::size_t n, std::uint64_t offset) {

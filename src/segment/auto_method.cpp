@@ -52,7 +52,8 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
     for (InitMethod m : kCandidates) {
       ProbeFile p;
       p.name = temp_file_name(static_cast<std::uint32_t>(::getpid()), 999'000 + static_cast<int>(m));
-      p.file = File::open(dir.path_of(p.name), O_RDWR | O_CREAT | O_TRUNC, 0600);
+      dir.unlink(p.name, true);  // a leftover of an earlier process with this PID: our temp name
+      p.file = File::open(dir.path_of(p.name), O_RDWR | O_CREAT | O_EXCL, 0600);
       files.push_back(std::move(p));
       auto t0 = Clock::now();
       AllocReport a = allocate_file(files.back().file, kProbeFileBytes,

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -12,63 +13,130 @@
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
 #include "walseg/error.h"
+#include "walseg/file.h"
 #include "walseg/log.h"
+#include "walseg/wal_control.h"
 
 namespace walseg {
 namespace {
 
-std::string free_broken_name(const Directory& dir, const std::string& name) {
-  std::string candidate = name + kBrokenSuffix;
-  for (int n = 1; dir.exists(candidate); ++n) candidate = fmt::format("{}{}.{}", name, kBrokenSuffix, n);
-  return candidate;
+bool name_less(const SegmentName& a, const SegmentName& b) {
+  return a.timeline != b.timeline ? a.timeline < b.timeline : a.segno < b.segno;
 }
+
+// Why a first page that is not ours is not: in words a DBA can act on.
+std::string describe_first_bytes(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c) {
+  if (std::all_of(b.begin(), b.end(), [](std::byte x) { return x == std::byte{0}; }))
+    return "its first bytes are zeros (a preallocated file walseg did not stamp)";
+  const PageHeader h = decode_page_header(b.data());
+  if (h.magic == kReadySegmentMagic && decode_ready_stamp(b.data()))
+    return fmt::format("it was preallocated for another WAL (system identifier {}, this WAL's is {})",
+                       h.system_id, c.system_id);
+  if (h.magic == kReadySegmentMagic) return "its ready stamp is damaged";
+  if (h.magic != kWalPageMagic)
+    return fmt::format("its first page is not a walseg page header (magic number {:04X})", h.magic);
+  if (!h.is_long()) return "its first page has no long page header";
+  if (h.system_id != c.system_id)
+    return fmt::format("it holds WAL of another system (system identifier {}, this WAL's is {})",
+                       h.system_id, c.system_id);
+  return fmt::format("it holds WAL with {}-byte segments and {}-byte pages, this WAL has {} and {}",
+                     h.segment_size_bytes, h.block_size_bytes, c.segment_size_bytes, c.block_size_bytes);
+}
+
+bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c, bool* ready) {
+  const PageHeader h = decode_page_header(b.data());
+  const bool stamped = h.magic == kReadySegmentMagic && decode_ready_stamp(b.data()).has_value();
+  if (!stamped && (h.magic != kWalPageMagic || !h.is_long())) return false;
+  *ready = stamped;
+  return h.system_id == c.system_id && h.segment_size_bytes == c.segment_size_bytes &&
+         h.block_size_bytes == c.block_size_bytes;
+}
+
+struct Scanner {
+  Directory& dir;
+  const WalControl& control;
+  bool append_mode;
+  ScanReport report;
+  bool changed = false;
+
+  void remove_temp(const std::string& name) {
+    dir.unlink(name, true);
+    changed = true;
+    report.removed_temps.push_back(name);
+    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
+  }
+
+  void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
+    const SegmentName sn{info.timeline, info.segno};
+    if (!S_ISREG(st.st_mode)) return foreign(name, sn, "it is not a regular file");
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    bool ready = false;
+    if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
+    ScannedSegment s{sn, size, ready};
+    if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
+    else report.short_segments.push_back(s);
+  }
+
+  void foreign(const std::string& name, std::optional<SegmentName> sn, const std::string& why) {
+    report.foreign.push_back(ForeignFile{name, sn, why});
+    log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make "
+                                    "it for this WAL: {}",
+                                    dir.path_of(name), why));
+  }
+
+  void entry(const std::string& name) {
+    if (is_walseg_bookkeeping_file(name)) return;
+    struct stat st{};
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) return;  // removed under us; nothing to classify
+      throw file_error(errno, "stat", dir.path_of(name));
+    }
+    if (name == kControlTempFileName && S_ISREG(st.st_mode)) return remove_temp(name);
+    const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
+    if (info.kind == WalFileKind::kTempFile && S_ISREG(st.st_mode)) return remove_temp(name);
+    if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
+    // A name that would be a segment's under another segment size is still not to be touched.
+    if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
+      return foreign(name, std::nullopt, "its segment number is out of range for this WAL's segment size");
+    const std::string what = S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
+    report.left_alone.push_back(fmt::format("{} ({})", name, what));
+    log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));
+  }
+};
 
 }  // namespace
 
-ScanReport scan_wal_directory(Directory& dir, std::uint64_t segment_size_bytes, bool append_mode) {
-  ScanReport report;
-  bool changed = false;
-  for (const auto& e : dir.list()) {
-    if (e.name == kLockFileName || e.name == kAutoCacheFileName) continue;  // our own
-    WalFileInfo info = classify_wal_file_name(e.name, segment_size_bytes);
-    struct stat st{};
-    if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      if (errno == ENOENT) continue;  // removed under us; nothing to classify
-      throw file_error(errno, "stat", dir.path_of(e.name));
-    }
-    auto size = static_cast<std::uint64_t>(st.st_size);
-    if (info.kind == WalFileKind::kTempFile && S_ISREG(st.st_mode)) {
-      dir.unlink(e.name, true);
-      changed = true;
-      report.removed_temps.push_back(e.name);
-      log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(e.name)));
-      continue;
-    }
-    if (info.kind == WalFileKind::kSegmentFile && S_ISREG(st.st_mode)) {
-      bool complete = size == segment_size_bytes || (append_mode && size < segment_size_bytes);
-      if (complete) {
-        report.segments.push_back(SegmentName{info.timeline, info.segno});
-        continue;
-      }
-      std::string aside = free_broken_name(dir, e.name);
-      dir.rename_noreplace(e.name, aside);
-      changed = true;
-      report.moved_aside.push_back(e.name + " -> " + aside);
-      log(LogLevel::kWarning,
-          fmt::format("file \"{}\" has size {} bytes, expected {}: it is never used as a segment; "
-                      "moved aside as \"{}\"",
-                      dir.path_of(e.name), size, segment_size_bytes, aside));
-      continue;
-    }
-    std::string what = S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
-    report.left_alone.push_back(fmt::format("{} ({})", e.name, what));
-    log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(e.name), what));
+bool is_walseg_bookkeeping_file(const std::string& name) {
+  return name == kLockFileName || name == kAutoCacheFileName || name == kControlFileName;
+}
+
+std::optional<std::string> foreign_reason(const Directory& dir, const std::string& name,
+                                          std::uint64_t size_bytes, const WalControl& control,
+                                          bool* ready) {
+  if (size_bytes > control.segment_size_bytes)
+    return fmt::format("it is {} bytes, larger than a segment of this WAL ({} bytes)", size_bytes,
+                       control.segment_size_bytes);
+  if (size_bytes < kReadyStampBytes)
+    return fmt::format("it is {} bytes, too short to carry a walseg page header or ready stamp", size_bytes);
+  std::array<std::byte, kReadyStampBytes> b{};
+  File f = File::open(dir.path_of(name), O_RDONLY | O_NOFOLLOW);
+  for (std::size_t got = 0; got < b.size();) {
+    const std::size_t n = f.pread(b.data() + got, b.size() - got, got);
+    if (n == 0) return "it was truncated while being read";
+    got += n;
   }
-  if (changed) dir.fsync();
-  std::sort(report.segments.begin(), report.segments.end(), [](const SegmentName& a, const SegmentName& b) {
-    return a.timeline != b.timeline ? a.timeline < b.timeline : a.segno < b.segno;
-  });
-  return report;
+  if (is_ours(b, control, ready)) return std::nullopt;
+  return describe_first_bytes(b, control);
+}
+
+ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode) {
+  Scanner s{dir, control, append_mode, {}};
+  for (const auto& e : dir.list()) s.entry(e.name);
+  if (s.changed) dir.fsync();
+  auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
+  std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
+  std::sort(s.report.short_segments.begin(), s.report.short_segments.end(), by_name);
+  return s.report;
 }
 
 }  // namespace walseg

@@ -27,12 +27,26 @@ void drop_cache(const std::string& path) {
   }
 }
 
+// The books say the file is ours, but they were made when the directory was opened; a file
+// put in its place since then by someone else must not be renamed or removed either.
+std::optional<std::string> no_longer_ours(const Directory& dir, const std::string& name, const WalControl& c) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;  // gone: unlink says so
+  if (!S_ISREG(st.st_mode)) return "it is no longer a regular file";
+  bool ready = false;
+  return foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), c, &ready);
+}
+
 }  // namespace
 
 // Recycles `old` to the lowest free future name not beyond `horizon`, or removes it. Returns
 // true if the directory needs an fsync for a removal. Called without mu_ held.
 bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
   const std::string old_name = segment_file_name(old.timeline, old.segno, cfg_.segment_size_bytes);
+  if (auto why = no_longer_ours(dir_, old_name, control())) {
+    log(LogLevel::kWarning, fmt::format("leaving \"{}\" alone instead of retiring it: {}", dir_.path_of(old_name), *why));
+    return false;
+  }
   drop_cache(dir_.path_of(old_name));
   std::optional<SegNo> target;
   TimeLineId tli = 0;
@@ -96,12 +110,25 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
   return true;
 }
 
-void SegmentManager::retire(SegNo first_needed) {
+void SegmentManager::retire(SegNo first_needed, Lsn durable_lsn) {
+  {
+    std::lock_guard lk(mu_);
+    throw_stored_error_locked();
+  }
+  {
+    // Durable before any segment below it is touched: after a crash in what follows, readers
+    // start at or above what is still there (PostgreSQL updates pg_control before
+    // RemoveOldXlogFiles for the same reason).
+    std::lock_guard ck(control_mu_);
+    WalControl next = control_;
+    next.oldest_lsn = std::max(next.oldest_lsn, lsn_of_segment(first_needed, 0, cfg_.segment_size_bytes));
+    next.durable_lsn = std::max(next.durable_lsn, durable_lsn);
+    update_control_locked(next);
+  }
   std::vector<SegmentName> victims;
   SegNo horizon;
   {
     std::lock_guard lk(mu_);
-    throw_stored_error_locked();
     if (last_retire_ && first_needed > *last_retire_)
       distance_.observe(static_cast<double>((first_needed - *last_retire_) * cfg_.segment_size_bytes));
     last_retire_ = first_needed;

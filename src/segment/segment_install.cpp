@@ -81,7 +81,7 @@ std::string what_is_there(const Directory& dir, const std::string& name) {
 
 CreateReport create_segment(Directory& dir, const std::string& final_name,
                             std::uint64_t size_bytes, const AllocOptions& opts,
-                            const CustomFill& custom_fill) {
+                            const CustomFill& custom_fill, std::span<const std::byte> stamp) {
   CreateReport report;
   report.name = final_name;
   std::string method = custom_fill ? "custom fill" : std::string(to_string(opts.method));
@@ -112,6 +112,7 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
     } else {
       report.alloc = allocate_file(f, size_bytes, opts);
     }
+    if (!stamp.empty()) f.pwrite_all(stamp.data(), stamp.size(), 0);
     report.times.fill_us = micros_since(t);
     failpoint::hit("create.after_fill");
     t = Clock::now();

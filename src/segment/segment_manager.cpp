@@ -50,29 +50,20 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
       background_(opts.background),
       dir_(Directory::open(dir, true)),
       lock_(DirLock::acquire(dir_)),
-      timeline_(opts.timeline),
       others_(name_less) {
   check_segment_size(cfg_.segment_size_bytes);
+  // The control file first: everything after it may write into the directory (auto's probe
+  // among them), and nothing may be written into a directory whose WAL the settings
+  // contradict. check_scan() settles its append-mode flag once auto has chosen.
+  open_control(opts.timeline);
+  timeline_ = control_.timeline;
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  // Small chunks let the fill be paced and cancelled between them, and keep each one's time
-  // in the device queue, which a concurrent commit's flush may wait behind, short.
-  alloc_.write_chunk_bytes = kBackgroundFillChunkBytes;
-  scan_ = scan_wal_directory(dir_, cfg_.segment_size_bytes, append_mode(cfg_.init_method));
+  scan_ = scan_wal_directory(dir_, control_, append_mode(cfg_.init_method));
+  check_scan();
   advise_for_filesystem(dir_, cfg_);
-  SegNo lowest = 0;
-  for (const SegmentName& s : scan_.segments) {
-    if (s.timeline == timeline_) {
-      existing_.emplace(s.segno, false);
-      if (lowest == 0) lowest = s.segno;
-    } else {
-      others_.insert(s);
-    }
-  }
-  // Until the writer says where it is, count existing segments as ahead of it; on an empty
-  // directory the pool makes segments 1..prealloc_segments (PostgreSQL's first segment is 1).
-  position_ = lowest > 0 ? lowest - 1 : 0;
+  fill_books();
   if (background_) start_preallocator();
 }
 
@@ -100,8 +91,9 @@ void SegmentManager::throw_stored_error_locked() {
   throw e;
 }
 
-CreateReport SegmentManager::create(const Job& job, bool background) {
+CreateReport SegmentManager::create(const Job& job, bool background, std::uint64_t chunk_bytes) {
   AllocOptions opts = alloc_;
+  opts.write_chunk_bytes = chunk_bytes;
   auto started = Clock::now();
   if (background) {
     opts.on_progress = [this, job, started](std::uint64_t done, std::uint64_t total) {
@@ -109,8 +101,9 @@ CreateReport SegmentManager::create(const Job& job, bool background) {
       pace(lk, job.segno, done, total, started);
     };
   }
+  const auto stamp = stamp_for(job.timeline, job.segno);
   return create_segment(dir_, segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes),
-                        cfg_.segment_size_bytes, opts);
+                        cfg_.segment_size_bytes, opts, {}, stamp);
 }
 
 void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
@@ -184,6 +177,32 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   ++stalls_;
   stall_.add(static_cast<double>(seg.wait_us));
   return seg;
+}
+
+CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
+  Job job{tli, segno};
+  {
+    std::lock_guard lk(mu_);
+    throw_stored_error_locked();
+    if ((tli == timeline_ && (existing_.count(segno) || in_progress_.count(segno))))
+      throw make_error(EEXIST, "create", dir_.path_of(segment_file_name(tli, segno, cfg_.segment_size_bytes)),
+                       fmt::format("segment \"{}\" already exists; nothing is replaced",
+                                   dir_.path_of(segment_file_name(tli, segno, cfg_.segment_size_bytes))));
+    if (tli == timeline_) in_progress_.insert(segno);
+  }
+  CreateReport r;
+  try {
+    // Nothing to pace against on the caller's thread: the tool's fill uses full-size writes.
+    r = create(job, false, AllocOptions{}.write_chunk_bytes);
+  } catch (...) {
+    std::lock_guard lk(mu_);
+    if (tli == timeline_) in_progress_.erase(segno);
+    throw;
+  }
+  std::lock_guard lk(mu_);
+  record_created_locked(job, r);
+  done_cv_.notify_all();
+  return r;
 }
 
 std::optional<ReadySegment> SegmentManager::peek_ready(SegNo segno) const {

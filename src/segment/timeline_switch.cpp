@@ -2,6 +2,8 @@
 // old timeline's segment up to the switch point (PostgreSQL's XLogInitNewTimeline).
 #include <fcntl.h>
 
+#include <algorithm>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,7 +27,10 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
                      fmt::format("cannot switch to timeline {}: it is the current timeline", new_tli));
   const std::string old_path = dir_.path_of(segment_file_name(old_tli, segno, size));
   // Copy the valid part, zero the rest: stale bytes after the switch point must not look like
-  // records of the new timeline (their page addresses would be right).
+  // records of the new timeline (their page addresses would be right). The copied pages'
+  // headers get the new timeline, as every page of the new timeline's files must carry it
+  // for a reader of that timeline (walseg follows no history files).
+  const std::uint64_t blk = cfg_.block_size_bytes;
   CustomFill copy = [&](File& f, std::uint64_t, AllocReport& r) {
     File old = File::open(old_path, O_RDONLY);
     std::vector<char> buf(kZeroWriteBufferBytes);
@@ -41,6 +46,8 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
                              fmt::format("could not read file \"{}\": unexpected end of file at offset {}", old_path, off + got));
           got += n;
         }
+        for (std::uint64_t page = off; page < off + keep; page += blk)  // off is a multiple of blk
+          store_le32(reinterpret_cast<std::byte*>(buf.data()) + (page - off) + kPageTimelineOffset, new_tli);
       }
       f.pwrite_all(buf.data(), want, off);
     }
@@ -53,7 +60,10 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   CreateReport rep;
   try {
     // A leftover of the new timeline (from an earlier, interrupted switch) is never replaced.
-    rep = create_segment(dir_, segment_file_name(new_tli, segno, size), size, alloc_, copy);
+    // With nothing to copy the file is zeros, and only a stamp says it is this WAL's.
+    const auto stamp = stamp_for(new_tli, segno);
+    rep = create_segment(dir_, segment_file_name(new_tli, segno, size), size, alloc_, copy,
+                         valid == 0 ? std::span<const std::byte>(stamp) : std::span<const std::byte>());
   } catch (...) {
     std::lock_guard lk(mu_);
     in_progress_.erase(segno);
@@ -63,6 +73,14 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
     std::lock_guard lk(mu_);
     in_progress_.erase(segno);
     others_.insert(SegmentName{new_tli, segno});
+  }
+  {
+    // From here on, recovery reads the new timeline, from the copied segment on.
+    std::lock_guard ck(control_mu_);
+    WalControl next = control_;
+    next.timeline = new_tli;
+    next.oldest_lsn = std::max(next.oldest_lsn, lsn_of_segment(segno, 0, size));
+    update_control_locked(next);
   }
   set_timeline(new_tli);
   log(LogLevel::kLog, fmt::format("switched to timeline {} at {}: segment \"{}\" starts with {} bytes of timeline {}",

@@ -1,6 +1,6 @@
-// Internal to src/wal: what WAL a directory already holds, checked before a writer is allowed
-// to touch it, so that a changed setting or a file walseg did not make can never turn into
-// overwritten acknowledged records (DESIGN.md invariant 6).
+// Internal to src/wal: what a writer does to the WAL it resumes before it writes: clear the
+// pages of a record a crash left unfinished. (Which WAL a directory holds and whose its files
+// are is the control file's and the segment manager's business: wal_control.h, dir_scan.h.)
 #pragma once
 
 #include <string>
@@ -9,16 +9,6 @@
 #include "walseg/segment_name.h"
 
 namespace walseg {
-
-/// Reads the first page header of every segment-named regular file in dir_path and throws
-/// walseg::Error (EINVAL), naming the file and the setting to change, when:
-///  - a segment's long header gives another segment or block size than `cfg`;
-///  - a segment holding WAL is shorter than the segment size (written in append mode) while
-///    cfg's init method makes full-size segments (the scan would move it aside);
-///  - a full-size segment's first page is neither zeros nor a walseg page header (foreign);
-///  - segments carry more than one system identifier.
-/// A missing directory or one without segments passes. Throws walseg::Error on read errors.
-void check_existing_wal(const std::string& dir_path, const Config& cfg);
 
 /// After a crash, the pages of an unfinished record: those after the page holding `end` (the
 /// end of WAL that recovery found, where the writer resumes) up to and including `stop_page`

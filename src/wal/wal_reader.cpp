@@ -156,6 +156,15 @@ WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& o
     throw make_error(EINVAL, kOp, dir_path,
                      fmt::format("invalid WAL block size {} bytes for directory \"{}\"",
                                  g.block_size_bytes, dir_path));
+  if (options.start_lsn) {
+    if (*options.start_lsn % g.block_size_bytes != 0)
+      throw make_error(EINVAL, kOp, dir_path,
+                       fmt::format("WAL start {} is not a page boundary", format_lsn(*options.start_lsn)));
+    WalReader reader(std::make_unique<Impl>(dir_path, g, segno_of_lsn(*options.start_lsn, g.segment_size_bytes),
+                                            options.reporter));
+    reader.seek(*options.start_lsn);
+    return reader;
+  }
   const auto lowest = lowest_segment(entries, g.timeline, g.segment_size_bytes);
   WalReader reader(std::make_unique<Impl>(dir_path, g, lowest, options.reporter));
   if (lowest) reader.seek(lsn_of_segment(*lowest, 0, g.segment_size_bytes));
@@ -220,6 +229,16 @@ std::uint32_t WalReader::block_size_bytes() const { return impl_->blk(); }
 TimeLineId WalReader::timeline() const { return impl_->pages.geometry().timeline; }
 std::optional<std::uint64_t> WalReader::system_id() const {
   return impl_->pages.geometry().system_id;
+}
+
+WalReaderOptions reader_options_for(const WalControl& control) {
+  WalReaderOptions o;
+  o.timeline = control.timeline;
+  o.segment_size_bytes = control.segment_size_bytes;
+  o.block_size_bytes = control.block_size_bytes;
+  o.system_id = control.system_id;
+  o.start_lsn = control.oldest_lsn;
+  return o;
 }
 
 std::string describe(const WalStop& stop) {

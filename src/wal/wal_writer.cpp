@@ -351,7 +351,8 @@ void WalWriter::truncate_before(Lsn lsn) {
     throw make_error(EINVAL, "truncate", mgr_.directory().path(),
                      fmt::format("cannot retire WAL before {}: only {} is flushed", format_lsn(lsn),
                                  format_lsn(flushed_.load())));
-  mgr_.retire(segno_of_lsn(lsn, cfg_.segment_size_bytes));
+  // Everything below the flushed position was acknowledged: the control file may say so.
+  mgr_.retire(segno_of_lsn(lsn, cfg_.segment_size_bytes), flushed_.load());
 }
 
 }  // namespace walseg

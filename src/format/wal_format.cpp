@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace walseg {
 
 namespace {
@@ -26,6 +28,7 @@ std::uint64_t load_le(const std::byte* in, std::size_t n) {
 
 std::uint32_t load_le32(const std::byte* in) { return static_cast<std::uint32_t>(load_le(in, 4)); }
 std::uint64_t load_le64(const std::byte* in) { return load_le(in, 8); }
+void store_le32(std::byte* out, std::uint32_t v) { store_le(out, v, 4); }
 
 std::uint32_t crc32c_update(std::uint32_t state, std::span<const std::byte> bytes) {
   // crc32_iscsi takes an int length: feed it in chunks well below INT_MAX.
@@ -116,6 +119,69 @@ std::uint32_t record_crc(std::span<const std::byte> record) {
   std::uint32_t state = crc32c_update(kCrc32cInit, record.subspan(kRecordHeaderBytes));
   state = crc32c_update(state, record.first(kRecordCrcOffset));
   return crc32c_finish(state);
+}
+
+void encode_ready_stamp(const PageHeader& h, std::byte* out) {
+  PageHeader stamp = h;
+  stamp.magic = kReadySegmentMagic;
+  stamp.info = kPageLongHeader;
+  stamp.rem_len = 0;
+  encode_page_header(stamp, out);
+  store_le(out + kReadyStampCrcOffset, crc32c(std::span(out, kLongPageHeaderBytes)), 4);
+}
+
+std::optional<PageHeader> decode_ready_stamp(const std::byte* in) {
+  PageHeader h = decode_page_header(in);
+  if (h.magic != kReadySegmentMagic || h.info != kPageLongHeader) return std::nullopt;
+  if (load_le32(in + kReadyStampCrcOffset) != crc32c(std::span(in, kLongPageHeaderBytes))) return std::nullopt;
+  return h;
+}
+
+void encode_control(const WalControl& c, std::byte* out) {
+  std::memset(out, 0, kControlFileBytes);
+  store_le(out, kControlMagic, 4);
+  store_le(out + 4, kControlVersion, 4);
+  store_le(out + kControlSysIdOffset, c.system_id, 8);
+  store_le(out + kControlSegSizeOffset, c.segment_size_bytes, 4);
+  store_le(out + kControlBlockSizeOffset, c.block_size_bytes, 4);
+  store_le(out + kControlTimelineOffset, c.timeline, 4);
+  store_le(out + kControlFlagsOffset, c.append_mode ? kControlAppendMode : 0, 4);
+  store_le(out + kControlOldestLsnOffset, c.oldest_lsn, 8);
+  store_le(out + kControlDurableLsnOffset, c.durable_lsn, 8);
+  store_le(out + kControlCrcOffset, crc32c(std::span(out, kControlCrcOffset)), 4);
+}
+
+std::optional<WalControl> decode_control(std::span<const std::byte> in, std::string* why) {
+  auto fail = [&](std::string text) -> std::optional<WalControl> {
+    if (why) *why = std::move(text);
+    return std::nullopt;
+  };
+  if (in.size() < kControlCrcOffset + 4) return fail(fmt::format("file is {} bytes, expected {}", in.size(), kControlFileBytes));
+  if (const std::uint32_t m = load_le32(in.data()); m != kControlMagic)
+    return fail(fmt::format("bad magic number 0x{:08X}", m));
+  // The CRC first: a version or flag read from damaged bytes would mislead the message.
+  if (load_le32(in.data() + kControlCrcOffset) != crc32c(in.first(kControlCrcOffset)))
+    return fail("incorrect checksum (CRC-32C mismatch)");
+  if (const std::uint32_t v = load_le32(in.data() + 4); v != kControlVersion)
+    return fail(fmt::format("unsupported version {} (this walseg reads version {})", v, kControlVersion));
+  WalControl c;
+  c.system_id = load_le64(in.data() + kControlSysIdOffset);
+  c.segment_size_bytes = load_le32(in.data() + kControlSegSizeOffset);
+  c.block_size_bytes = load_le32(in.data() + kControlBlockSizeOffset);
+  c.timeline = load_le32(in.data() + kControlTimelineOffset);
+  const std::uint32_t flags = load_le32(in.data() + kControlFlagsOffset);
+  c.oldest_lsn = load_le64(in.data() + kControlOldestLsnOffset);
+  c.durable_lsn = load_le64(in.data() + kControlDurableLsnOffset);
+  if ((flags & ~kControlAppendMode) != 0) return fail(fmt::format("unknown flags 0x{:X}", flags));
+  c.append_mode = (flags & kControlAppendMode) != 0;
+  if (!is_valid_segment_size(c.segment_size_bytes)) return fail(fmt::format("invalid segment size {}", c.segment_size_bytes));
+  if (!is_valid_wal_block_size(c.block_size_bytes) || c.block_size_bytes > c.segment_size_bytes)
+    return fail(fmt::format("invalid block size {}", c.block_size_bytes));
+  if (c.timeline == 0) return fail("invalid timeline 0");
+  if (c.oldest_lsn % c.segment_size_bytes != 0)
+    return fail(fmt::format("oldest LSN {:X}/{:X} is not the start of a segment", c.oldest_lsn >> 32,
+                             c.oldest_lsn & 0xFFFFFFFF));
+  return c;
 }
 
 }  // namespace walseg

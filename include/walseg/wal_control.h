@@ -1,0 +1,59 @@
+// wal_control.h: the walseg.control file of a WAL directory, as PostgreSQL's pg_control: which
+// WAL lives in the directory (system identifier, segment and block size, append mode), the
+// timeline it continues on, and where it starts (the oldest LSN still needed). The byte
+// layout is WalControl in wal_format.h; this unit reads it and replaces it durably.
+//
+// Why it exists: without it, where a WAL starts and which files belong to it had to be
+// inferred from the lowest file name and a file's first bytes, and a blank or foreign file
+// with a low segment name made a writer start a fresh WAL over acknowledged records
+// (DESIGN.md invariant 8). With it, readers start at oldest_lsn, and only files carrying its
+// system identifier (a long page header or a ready stamp, wal_format.h) are walseg's.
+//
+// The file is written when a directory gets its first segment manager (before any segment)
+// and replaced, never edited in place: a fixed temporary name (walseg.control.tmp, removed
+// first if a crash left it) opened O_EXCL, written, fsynced, renamed over walseg.control,
+// and the directory fsynced (PostgreSQL's durable_rename). A reader sees the old file or the
+// new one, never a mix, so reading needs no lock.
+//
+// Not for: deciding when oldest_lsn moves (the segment manager does, at retire) or reading
+// WAL (wal_reader.h). Thread-safety: functions are independent; a caller that replaces the
+// file must hold the directory's DirLock. Lifetime: nothing passed in is retained.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "walseg/directory.h"
+#include "walseg/wal_format.h"
+
+namespace walseg {
+
+inline constexpr const char* kControlFileName = "walseg.control";
+inline constexpr const char* kControlTempFileName = "walseg.control.tmp";
+
+/// The control file of `dir`, or nullopt when there is none. Throws walseg::Error: EINVAL
+/// when the file exists but is not a valid control file (short, bad magic, CRC mismatch,
+/// unknown version or flags), with a message naming the path, what is wrong and what to do;
+/// the open or read error otherwise.
+std::optional<WalControl> read_control(const Directory& dir);
+
+/// Like read_control for a directory given by path, opened read-only (readers need no lock).
+std::optional<WalControl> read_control(const std::string& dir_path);
+
+/// Replaces (or creates) dir's control file with `c`, durably (see above). Throws
+/// walseg::Error from the open, write, fsync, rename or directory fsync, naming the path and
+/// errno's text; after a throw the old file or the new one is in place, and the caller must
+/// not act on the new values (they may not be durable).
+void write_control(Directory& dir, const WalControl& c);
+
+/// A new system identifier, as initdb's BootStrapXLOG makes one: seconds in the upper 32
+/// bits, then microseconds and the low 12 bits of the PID. Unique enough across directories,
+/// never reused by one machine.
+std::uint64_t new_system_id();
+
+/// "system identifier S, 16MB segments, 8kB pages, timeline 1, oldest needed 0/1000000" for
+/// messages and `walseg ls`.
+std::string describe(const WalControl& c);
+
+}  // namespace walseg

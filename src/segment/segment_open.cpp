@@ -1,0 +1,136 @@
+// SegmentManager's opening of a directory: the control file, the checks that refuse a WAL the
+// settings or foreign files contradict, and the books from the scan
+// (include/walseg/segment_manager.h).
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "walseg/log.h"
+#include "walseg/segment_manager.h"
+
+namespace walseg {
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes % kMiB == 0) return fmt::format("{}MB", bytes / kMiB);
+  if (bytes % 1024 == 0) return fmt::format("{}kB", bytes / 1024);
+  return fmt::format("{}B", bytes);
+}
+
+[[noreturn]] void refuse(const Directory& dir, const std::string& why) {
+  throw make_error(EINVAL, "open WAL directory", dir.path(),
+                   fmt::format("cannot use WAL directory \"{}\": {}", dir.path(), why));
+}
+
+// A directory that already holds segment-named files but no control file holds a WAL walseg
+// cannot place (another program's, or one whose control file was lost): starting a fresh WAL
+// there would write over it.
+void refuse_segments_without_control(const Directory& dir) {
+  for (const auto& e : dir.list()) {
+    if (!parse_segment_file_name(e.name, kMinSegmentSizeBytes)) continue;
+    refuse(dir, fmt::format("it holds segment files (\"{}\" among them) but no {}, so walseg cannot tell "
+                            "which WAL they belong to or where it starts, and will not write over them. "
+                            "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
+                            "otherwise use an empty directory",
+                            e.name, kControlFileName, kControlFileName));
+  }
+}
+
+void check_control(const Directory& dir, const WalControl& c, const Config& cfg,
+                   std::optional<TimeLineId> timeline) {
+  if (c.segment_size_bytes != cfg.segment_size_bytes)
+    refuse(dir, fmt::format("its WAL has {} segments ({}), but walseg.segment_size is {}; set "
+                            "walseg.segment_size = {}",
+                            size_text(c.segment_size_bytes), kControlFileName, size_text(cfg.segment_size_bytes),
+                            size_text(c.segment_size_bytes)));
+  if (c.block_size_bytes != cfg.block_size_bytes)
+    refuse(dir, fmt::format("its WAL has {} pages ({}), but walseg.block_size is {}; set walseg.block_size = {}",
+                            size_text(c.block_size_bytes), kControlFileName, size_text(cfg.block_size_bytes),
+                            size_text(c.block_size_bytes)));
+  if (timeline && *timeline != c.timeline)
+    refuse(dir, fmt::format("its WAL continues on timeline {} ({}), not {}; a timeline changes only by a "
+                            "timeline switch",
+                            c.timeline, kControlFileName, *timeline));
+}
+
+}  // namespace
+
+void SegmentManager::open_control(std::optional<TimeLineId> timeline) {
+  if (std::optional<WalControl> found = read_control(dir_)) {
+    check_control(dir_, *found, cfg_, timeline);
+    control_ = *found;
+    return;
+  }
+  refuse_segments_without_control(dir_);
+  WalControl c;
+  c.system_id = new_system_id();
+  c.segment_size_bytes = static_cast<std::uint32_t>(cfg_.segment_size_bytes);
+  c.block_size_bytes = cfg_.block_size_bytes;
+  c.timeline = timeline.value_or(1);
+  c.append_mode = append_mode(cfg_.init_method);
+  // PostgreSQL's first segment is 1 (initdb); walseg's writer starts a fresh WAL there too.
+  c.oldest_lsn = lsn_of_segment(1, 0, cfg_.segment_size_bytes);
+  write_control(dir_, c);
+  control_ = c;
+  log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(c)));
+}
+
+// Called after the scan, before anything is made: what the writer may need must be walseg's.
+void SegmentManager::check_scan() {
+  const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
+  auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
+  for (const ForeignFile& f : scan_.foreign)
+    if (f.segment && needed(*f.segment))
+      refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
+                               "make it: {}. walseg never uses, replaces, moves or removes a file it did not "
+                               "make: move it out of the directory",
+                               dir_.path_of(f.name), f.why));
+  const bool appending = append_mode(cfg_.init_method);
+  for (const ScannedSegment& s : scan_.short_segments)
+    if (needed(s.name))
+      refuse(dir_, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "
+                               "walseg.init_method = none (or fallocate_keep_size) to go on writing it",
+                               dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes)),
+                               s.size_bytes, cfg_.segment_size_bytes));
+  if (control_.append_mode != appending) {
+    WalControl next = control_;
+    next.append_mode = appending;
+    std::lock_guard lk(control_mu_);
+    update_control_locked(next);
+  }
+}
+
+void SegmentManager::fill_books() {
+  auto add = [&](const ScannedSegment& s) {
+    if (s.name.timeline == timeline_) existing_.emplace(s.name.segno, false);
+    else others_.insert(s.name);
+  };
+  for (const ScannedSegment& s : scan_.segments) add(s);
+  // Short ones left after check_scan are below the oldest needed segment: retire removes them.
+  for (const ScannedSegment& s : scan_.short_segments) add(s);
+  // Until the writer says where it is, the WAL's oldest segment is the next it needs, so
+  // segments from there on count as ahead of it.
+  const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
+  position_ = oldest > 0 ? oldest - 1 : 0;
+}
+
+std::array<std::byte, kReadyStampBytes> SegmentManager::stamp_for(TimeLineId tli, SegNo segno) const {
+  PageHeader h;
+  h.info = kPageLongHeader;
+  h.timeline = tli;
+  h.page_addr = lsn_of_segment(segno, 0, cfg_.segment_size_bytes);
+  h.system_id = control_.system_id;
+  h.segment_size_bytes = control_.segment_size_bytes;
+  h.block_size_bytes = control_.block_size_bytes;
+  std::array<std::byte, kReadyStampBytes> out{};
+  encode_ready_stamp(h, out.data());
+  return out;
+}
+
+void SegmentManager::update_control_locked(const WalControl& next) {
+  if (next == control_) return;
+  write_control(dir_, next);
+  control_ = next;
+}
+
+}  // namespace walseg

@@ -1,0 +1,91 @@
+// walseg.control: read, durable replace, new system identifier (include/walseg/wal_control.h).
+#include "walseg/wal_control.h"
+
+#include <fcntl.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "walseg/error.h"
+#include "walseg/file.h"
+
+namespace walseg {
+namespace {
+
+std::optional<WalControl> read_from(const std::string& path) {
+  File f;
+  try {
+    f = File::open(path, O_RDONLY);
+  } catch (const Error& e) {
+    if (e.errnum() == ENOENT) return std::nullopt;
+    throw;
+  }
+  std::array<std::byte, kControlFileBytes> buf{};
+  std::size_t got = 0;
+  while (got < buf.size()) {
+    const std::size_t n = f.pread(buf.data() + got, buf.size() - got, got);
+    if (n == 0) break;
+    got += n;
+  }
+  std::string why;
+  auto c = decode_control(std::span(buf.data(), got), &why);
+  if (!c)
+    throw make_error(EINVAL, "read", path,
+                     fmt::format("control file \"{}\" is damaged: {}. It says which WAL the "
+                                 "directory holds and where it starts, so walseg will not "
+                                 "guess: restore it from a backup of the directory",
+                                 path, why));
+  return c;
+}
+
+}  // namespace
+
+std::optional<WalControl> read_control(const Directory& dir) {
+  return read_from(dir.path_of(kControlFileName));
+}
+
+std::optional<WalControl> read_control(const std::string& dir_path) {
+  return read_from(dir_path + "/" + kControlFileName);
+}
+
+void write_control(Directory& dir, const WalControl& c) {
+  std::array<std::byte, kControlFileBytes> buf{};
+  encode_control(c, buf.data());
+  // The temporary name is fixed: only the DirLock holder writes, and a leftover of a crash is
+  // ours by that name.
+  dir.unlink(kControlTempFileName, true);
+  File f = File::open(dir.path_of(kControlTempFileName), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  try {
+    f.pwrite_all(buf.data(), buf.size(), 0);
+    f.fsync();
+    f.close();
+    dir.rename_over(kControlTempFileName, kControlFileName);
+  } catch (...) {
+    try {
+      dir.unlink(kControlTempFileName, true);
+    } catch (const Error&) {
+      // the next write removes it first; the original error is the one that matters
+    }
+    throw;
+  }
+  dir.fsync();
+}
+
+std::uint64_t new_system_id() {
+  struct timeval tv{};
+  gettimeofday(&tv, nullptr);
+  return (static_cast<std::uint64_t>(tv.tv_sec) << 32) |
+         (static_cast<std::uint64_t>(tv.tv_usec) << 12) |
+         (static_cast<std::uint64_t>(::getpid()) & 0xFFF);
+}
+
+std::string describe(const WalControl& c) {
+  return fmt::format("system identifier {}, {}MB segments, {}kB pages, timeline {}{}, oldest needed {}",
+                     c.system_id, c.segment_size_bytes >> 20, c.block_size_bytes >> 10, c.timeline,
+                     c.append_mode ? ", append mode" : "", format_lsn(c.oldest_lsn));
+}
+
+}  // namespace walseg

@@ -1,0 +1,196 @@
+// Data safety of the `walseg` commands, run as a user would run them (tool_test_util.h): no
+// ordinary command loses acknowledged records or touches a file walseg did not make. Each
+// case is a reproduction from the data-safety issue that lost WAL before walseg.control
+// existed: `create` under another segment size moved the WAL aside as *.broken; a blank
+// segment-named file below the WAL made `write` start a fresh WAL over it.
+#define BOOST_TEST_MODULE tool_data_safety
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <vector>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::map<std::string, std::uintmax_t> sizes(const std::string& dir) {
+  std::map<std::string, std::uintmax_t> m;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) m[e.path().filename().string()] = e.file_size();
+  return m;
+}
+
+// "records: N" of `walseg recover`.
+long records_of(const std::string& recover_out) {
+  std::smatch m;
+  if (!std::regex_search(recover_out, m, std::regex("records: ([0-9]+)"))) return -1;
+  return std::stol(m[1]);
+}
+
+void put_bytes(const std::string& path, std::size_t size, char fill, std::size_t zero_prefix = 0) {
+  std::vector<char> b(size, fill);
+  std::fill(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(std::min(zero_prefix, size)), '\0');
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::write(fd, b.data(), b.size()) == static_cast<ssize_t>(b.size()));
+  ::close(fd);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_data_safety, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(Bug2_CreateUnderAnotherSegmentSize_RefusesAndMovesNothingAside) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB).status == 0);
+  const auto before = sizes(wal);
+  // No --segment-size: walseg.segment_size's default, 16MB, is not the WAL's.
+  auto r = run("create --dir '" + wal + "' --method zero_write --count 1 --start 100");
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "its WAL has 1MB segments"), r.err);
+  BOOST_TEST(contains(r.err, "set walseg.segment_size = 1MB"), r.err);
+  auto after = sizes(wal);
+  after.erase("walseg.lock");
+  auto want = before;
+  want.erase("walseg.lock");
+  BOOST_TEST((after == want));
+  for (const auto& n : entries(wal)) BOOST_TEST(!contains(n, ".broken"), n);
+  auto rec = run("recover --dir '" + wal + "'");
+  BOOST_TEST(rec.status == 0, rec.err);
+  BOOST_TEST(records_of(rec.out) == 300, rec.out);
+  // And a 16 MB WAL under --segment-size 64MB, the issue's other spelling.
+  const std::string big = dir + "/big";
+  BOOST_REQUIRE(run("write --dir '" + big + "' --records 10 --record-size 100").status == 0);
+  auto r64 = run("create --dir '" + big + "' --method zero_write --count 1 --start 50 --segment-size 64MB");
+  BOOST_TEST(r64.status != 0);
+  BOOST_TEST(contains(r64.err, "set walseg.segment_size = 16MB"), r64.err);
+  BOOST_TEST(records_of(run("recover --dir '" + big + "'").out) == 10);
+}
+
+BOOST_AUTO_TEST_CASE(Bug2_AppendModeWal_UnderAFullSizeMethod_IsRefusedNotMovedAside) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 50 --record-size 1000 -c walseg.init_method=none" + k1MB)
+                    .status == 0);
+  const auto before = sizes(wal);
+  auto r = run("create --dir '" + wal + "' --method zero_write --count 1 --start 100" + k1MB);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "holds WAL written in append mode"), r.err);
+  BOOST_TEST(contains(r.err, "walseg.init_method = none"), r.err);
+  auto w = run("write --dir '" + wal + "' --records 5 --record-size 1000" + k1MB);  // zero_write
+  BOOST_TEST(w.status != 0);
+  BOOST_TEST(contains(w.err, "append mode"), w.err);
+  auto after = sizes(wal);
+  BOOST_TEST(after.at("000000010000000000000001") == before.at("000000010000000000000001"));
+  for (const auto& n : entries(wal)) BOOST_TEST(!contains(n, ".broken"), n);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 50);
+}
+
+BOOST_AUTO_TEST_CASE(Bug2_AnEmptyFileUnderASegmentName_IsNeitherReplacedNorUsed) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  put_bytes(wal + "/000000010000000000000001", 0, 'x');
+  auto r = run("create --dir '" + wal + "' --method zero_write --count 1 --start 1" + k1MB);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "000000010000000000000001"), r.err);
+  BOOST_TEST(fs::file_size(wal + "/000000010000000000000001") == 0u);
+  BOOST_TEST(!fs::exists(wal + "/walseg.control"));  // nothing made beside a foreign segment
+}
+
+BOOST_AUTO_TEST_CASE(Bug3_ABlankSegmentBelowTheWal_NeverRestartsIt) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 1500 --record-size 1000" + k1MB).status == 0);
+  // create refuses a segment below the WAL ...
+  auto c = run("create --dir '" + wal + "' --method zero_write --count 1 --start 0 --segment-size 1MB" + k1MB);
+  BOOST_TEST(c.status != 0);
+  BOOST_TEST(contains(c.err, "not ahead of the WAL"), c.err);
+  BOOST_TEST(!fs::exists(wal + "/000000010000000000000000"));
+  // ... and a blank file (or one whose first 40 bytes are zeros) put there by someone else
+  // changes nothing: the WAL starts where walseg.control says.
+  put_bytes(wal + "/000000010000000000000000", 1 << 20, '\0');
+  auto ls = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(ls.out, "not walseg's"), ls.out);
+  auto w = run("write --dir '" + wal + "' --records 5 --record-size 1000" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  auto rec = run("recover --dir '" + wal + "'");
+  BOOST_TEST(rec.status == 0, rec.err);
+  BOOST_TEST(records_of(rec.out) == 1505, rec.out);
+  BOOST_TEST(run("dump --dir '" + wal + "' --limit 1").status == 0);
+  fs::remove(wal + "/000000010000000000000000");
+  put_bytes(wal + "/000000010000000000000000", 1 << 20, 'Z', 40);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 5 --record-size 1000" + k1MB).status == 0);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 1510);
+  BOOST_TEST(fs::file_size(wal + "/000000010000000000000000") == std::uintmax_t{1} << 20);
+}
+
+BOOST_AUTO_TEST_CASE(Invariant8_SegmentsWithoutAControlFile_AreRefusedByEveryCommand) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 100 --record-size 1000" + k1MB).status == 0);
+  fs::rename(wal + "/walseg.control", dir + "/control.saved");
+  const auto before = sizes(wal);
+  for (const std::string& cmd : {"write --dir '" + wal + "' --records 5" + k1MB, "recover --dir '" + wal + "'",
+                                "dump --dir '" + wal + "'",
+                                "create --dir '" + wal + "' --method zero_write --start 50" + k1MB}) {
+    BOOST_TEST_CONTEXT(cmd) {
+      auto r = run(cmd);
+      BOOST_TEST(r.status != 0);
+      BOOST_TEST(contains(r.err, "no walseg.control"), r.err);
+      BOOST_TEST(contains(r.err, "restore that file from a backup"), r.err);
+    }
+  }
+  auto after = sizes(wal);
+  after.erase("walseg.lock");
+  auto want = before;
+  want.erase("walseg.lock");
+  BOOST_TEST((after == want));
+  fs::rename(dir + "/control.saved", wal + "/walseg.control");
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 100);
+}
+
+BOOST_AUTO_TEST_CASE(Invariant8_ADamagedControlFile_IsReportedNotReplaced) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 20 --record-size 1000" + k1MB).status == 0);
+  {
+    int fd = ::open((wal + "/walseg.control").c_str(), O_WRONLY);
+    BOOST_REQUIRE(fd >= 0);
+    BOOST_REQUIRE(::pwrite(fd, "\x01", 1, 9) == 1);  // one bit of the system identifier
+    ::close(fd);
+  }
+  auto w = run("write --dir '" + wal + "' --records 5" + k1MB);
+  BOOST_TEST(w.status != 0);
+  BOOST_TEST(contains(w.err, "walseg.control\" is damaged: incorrect checksum"), w.err);
+  auto r = run("recover --dir '" + wal + "'");
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "is damaged"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(Ls_ShowsTheControlFileAndWhoseEachSegmentIs) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 1000" + k1MB).status == 0);
+  BOOST_REQUIRE(run("create --dir '" + wal + "' --method zero_write --count 1 --start 40" + k1MB).status == 0);
+  put_bytes(wal + "/000000010000000000000050", 1 << 20, 'q');
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "walseg.control: system identifier"), r.out);
+  BOOST_TEST(contains(r.out, "1MB segments, 8kB pages, timeline 1, oldest needed 0/100000"), r.out);
+  BOOST_TEST(std::regex_search(r.out, std::regex("000000010000000000000001 .*segment of this WAL, holds WAL")), r.out);
+  BOOST_TEST(std::regex_search(r.out, std::regex("000000010000000000000028 .*preallocated, not yet written")), r.out);
+  BOOST_TEST(std::regex_search(r.out, std::regex("000000010000000000000050 .*not walseg's")), r.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,304 @@
+#define BOOST_TEST_MODULE wal_control
+#include <boost/test/unit_test.hpp>
+
+// Tests for include/walseg/wal_control.h and the control file and ready stamp layouts of
+// wal_format.h: bytes at their documented offsets, every kind of damage refused with its
+// reason, the durable replace (temp + fsync + rename + directory fsync, in that order), and
+// what the segment manager and Wal::open do with it: create it first, refuse settings it
+// contradicts, move oldest_lsn before retiring, never start a writer below it.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "fs_test_util.h"
+#include "wal_files_test_util.h"
+#include "walseg/failpoint.h"
+#include "walseg/io_trace.h"
+#include "walseg/segment_manager.h"
+#include "walseg/wal.h"
+
+using namespace walseg;
+using walseg_test::error_is;
+using walseg_test::path_exists;
+
+namespace {
+
+constexpr std::uint64_t kSeg = std::uint64_t{1} << 20;
+
+std::array<std::byte, kControlFileBytes> encoded(const WalControl& c) {
+  std::array<std::byte, kControlFileBytes> b{};
+  encode_control(c, b.data());
+  return b;
+}
+
+std::string why_not(std::array<std::byte, kControlFileBytes> b) {
+  std::string why;
+  BOOST_TEST(!decode_control(b, &why).has_value());
+  return why;
+}
+
+Config small_config() {
+  Config c;
+  c.segment_size_bytes = kSeg;
+  c.min_size_bytes = 4 * kSeg;
+  c.max_size_bytes = 64 * kSeg;
+  c.prealloc_segments = 2;
+  return c;
+}
+
+SegmentManager::Options manager_options(const Config& c) {
+  SegmentManager::Options o;
+  o.config = c;
+  o.background = false;
+  return o;
+}
+
+struct ControlFixture : walseg_test::FreshDirFixture {
+  walseg_test::TempDir dir;
+  walseg_test::LogCapture logs;
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(format)
+
+BOOST_AUTO_TEST_CASE(control_fields_sit_at_their_documented_offsets_little_endian) {
+  WalControl c = walseg_test::test_control(16 * kSeg);
+  c.timeline = 0x0A;
+  c.append_mode = true;
+  c.oldest_lsn = 0x0000000312000000;
+  c.durable_lsn = 0x0000000312345678;
+  const auto b = encoded(c);
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(b.data());
+  BOOST_TEST(std::memcmp(u, "WSCT", 4) == 0);
+  BOOST_TEST(load_le32(b.data() + 4) == kControlVersion);
+  BOOST_TEST(load_le64(b.data() + 8) == walseg_test::kTestSystemId);
+  BOOST_TEST(load_le32(b.data() + 16) == 16 * kSeg);
+  BOOST_TEST(load_le32(b.data() + 20) == 8192u);
+  BOOST_TEST(load_le32(b.data() + 24) == 10u);
+  BOOST_TEST(load_le32(b.data() + 28) == kControlAppendMode);
+  BOOST_TEST(load_le64(b.data() + 32) == 0x0000000312000000u);
+  BOOST_TEST(load_le64(b.data() + 40) == 0x0000000312345678u);
+  BOOST_TEST(load_le32(b.data() + 48) == crc32c(std::span(b.data(), 48)));
+  for (std::size_t i = 52; i < kControlFileBytes; ++i) BOOST_TEST(u[i] == 0u);
+  std::string why;
+  auto back = decode_control(b, &why);
+  BOOST_REQUIRE_MESSAGE(back.has_value(), why);
+  BOOST_TEST((*back == c));
+}
+
+BOOST_AUTO_TEST_CASE(every_kind_of_damage_is_refused_with_its_reason) {
+  const WalControl c = walseg_test::test_control(kSeg);
+  auto b = encoded(c);
+  b[0] = std::byte{'X'};
+  BOOST_TEST(why_not(b).find("bad magic number") != std::string::npos);
+  b = encoded(c);
+  b[9] ^= std::byte{1};  // a bit of the system identifier
+  BOOST_TEST(why_not(b) == "incorrect checksum (CRC-32C mismatch)");
+  auto with = [&](std::size_t off, std::uint32_t v) {
+    auto x = encoded(c);
+    store_le32(x.data() + off, v);
+    store_le32(x.data() + kControlCrcOffset, crc32c(std::span(x.data(), kControlCrcOffset)));
+    return x;
+  };
+  BOOST_TEST(why_not(with(4, 2)).find("unsupported version 2") != std::string::npos);
+  BOOST_TEST(why_not(with(kControlFlagsOffset, 0x10)).find("unknown flags 0x10") != std::string::npos);
+  BOOST_TEST(why_not(with(kControlSegSizeOffset, 3 * kSeg)).find("invalid segment size") != std::string::npos);
+  BOOST_TEST(why_not(with(kControlBlockSizeOffset, 1000)).find("invalid block size") != std::string::npos);
+  BOOST_TEST(why_not(with(kControlTimelineOffset, 0)).find("invalid timeline 0") != std::string::npos);
+  BOOST_TEST(why_not(with(kControlOldestLsnOffset, 12345)).find("not the start of a segment") != std::string::npos);
+  std::string why;
+  BOOST_TEST(!decode_control(std::span(b.data(), 40), &why).has_value());
+  BOOST_TEST(why.find("40 bytes") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(ready_stamp_is_a_long_header_with_its_own_magic_and_a_crc) {
+  PageHeader h = walseg_test::first_page_of(walseg_test::test_control(kSeg), 3, 7);
+  std::array<std::byte, kReadyStampBytes> b{};
+  encode_ready_stamp(h, b.data());
+  BOOST_TEST(load_le32(b.data()) % 65536 == kReadySegmentMagic);
+  const PageHeader pg = decode_page_header(b.data());
+  BOOST_TEST(pg.magic != kWalPageMagic);  // no WAL reader takes it for a page
+  BOOST_TEST(pg.is_long());
+  BOOST_TEST(pg.timeline == 3u);
+  BOOST_TEST(pg.page_addr == 7 * kSeg);
+  BOOST_TEST(pg.system_id == walseg_test::kTestSystemId);
+  BOOST_TEST(pg.segment_size_bytes == kSeg);  // where pg_waldump looks for it
+  BOOST_TEST(decode_ready_stamp(b.data()).has_value());
+  b[30] ^= std::byte{4};
+  BOOST_TEST(!decode_ready_stamp(b.data()).has_value());
+  std::array<std::byte, kReadyStampBytes> page{};
+  encode_page_header(h, page.data());  // a real page header is not a stamp
+  BOOST_TEST(!decode_ready_stamp(page.data()).has_value());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(file, ControlFixture)
+
+BOOST_AUTO_TEST_CASE(write_then_read_round_trips_and_a_missing_file_is_nullopt) {
+  Directory d = Directory::open(dir.path());
+  BOOST_TEST(!read_control(d).has_value());
+  WalControl c = walseg_test::test_control(kSeg);
+  write_control(d, c);
+  BOOST_TEST((read_control(d).value() == c));
+  c.oldest_lsn = 9 * kSeg;
+  write_control(d, c);
+  BOOST_TEST((read_control(dir.path()).value() == c));
+  BOOST_TEST(!path_exists(dir / kControlTempFileName));
+}
+
+BOOST_AUTO_TEST_CASE(C13_replacement_fsyncs_the_temp_file_before_the_rename_and_the_directory_after) {
+  Directory d = Directory::open(dir.path());
+  io_trace::start();
+  write_control(d, walseg_test::test_control(kSeg));
+  auto ev = io_trace::stop();
+  int fsync_at = -1, rename_at = -1, dir_fsync_at = -1;
+  for (int i = 0; i < static_cast<int>(ev.size()); ++i) {
+    if (ev[i].op == "fsync" && ev[i].path == dir / kControlTempFileName) fsync_at = i;
+    if (ev[i].op == "rename" && ev[i].path == dir / kControlFileName) rename_at = i;
+    if (ev[i].op == "dir_fsync" && ev[i].path == dir.path()) dir_fsync_at = i;
+  }
+  BOOST_TEST(fsync_at >= 0);
+  BOOST_TEST(rename_at > fsync_at);
+  BOOST_TEST(dir_fsync_at > rename_at);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_replacement_keeps_the_old_file_and_leaves_no_temp) {
+  Directory d = Directory::open(dir.path());
+  const WalControl old = walseg_test::test_control(kSeg);
+  write_control(d, old);
+  WalControl next = old;
+  next.oldest_lsn = 5 * kSeg;
+  for (const char* fp : {"pwrite", "fsync", "rename"}) {
+    BOOST_TEST_CONTEXT(fp) {
+      failpoint::arm(fp, {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+      BOOST_CHECK_EXCEPTION(write_control(d, next), Error, error_is(EIO, {"Input/output error"}));
+      failpoint::disarm_all();
+      BOOST_TEST((read_control(d).value() == old));
+      BOOST_TEST(!path_exists(dir / kControlTempFileName));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_damaged_file_is_an_error_naming_the_path_and_what_to_do) {
+  const WalControl c = walseg_test::test_control(kSeg);
+  walseg_test::put_control(dir.path(), c);
+  walseg_test::write_bytes(dir / kControlFileName, 20, 1, '\x7F');
+  BOOST_CHECK_EXCEPTION(read_control(dir.path()), Error,
+                        error_is(EINVAL, {"control file \"" + (dir / kControlFileName) + "\" is damaged",
+                                          "incorrect checksum", "restore it from a backup"}));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(manager, ControlFixture)
+
+BOOST_AUTO_TEST_CASE(a_new_directory_gets_its_control_file_before_any_segment) {
+  io_trace::start();
+  {
+    SegmentManager::Options o = manager_options(small_config());
+    o.background = true;
+    SegmentManager m(dir.path(), o);
+    BOOST_TEST(m.wait_ready(2, std::chrono::seconds(60)) == 2u);
+  }
+  auto ev = io_trace::stop();
+  int control_at = -1, first_segment_at = -1;
+  for (int i = 0; i < static_cast<int>(ev.size()); ++i) {
+    if (ev[i].op == "rename" && ev[i].path == dir / kControlFileName && control_at < 0) control_at = i;
+    if (ev[i].op == "rename" && ev[i].path.find("00000001000000000000000") != std::string::npos &&
+        first_segment_at < 0)
+      first_segment_at = i;
+  }
+  BOOST_TEST(control_at >= 0);
+  BOOST_TEST(first_segment_at > control_at);
+  const WalControl c = read_control(dir.path()).value();
+  BOOST_TEST(c.segment_size_bytes == kSeg);
+  BOOST_TEST(c.block_size_bytes == 8192u);
+  BOOST_TEST(c.timeline == 1u);
+  BOOST_TEST(c.oldest_lsn == kSeg);  // segment 1, as initdb
+  BOOST_TEST(!c.append_mode);
+  // Every segment it made carries the directory's system identifier in a ready stamp.
+  for (const char* n : {"000000010000000000000001", "000000010000000000000002"}) {
+    std::vector<char> b = walseg_test::read_all(dir / n);
+    auto stamp = decode_ready_stamp(reinterpret_cast<const std::byte*>(b.data()));
+    BOOST_REQUIRE(stamp.has_value());
+    BOOST_TEST(stamp->system_id == c.system_id);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(settings_the_wal_contradicts_are_refused_naming_the_setting) {
+  { SegmentManager m(dir.path(), manager_options(small_config())); }
+  Config other = small_config();
+  other.segment_size_bytes = 16 * kSeg;
+  other.min_size_bytes = 80 * kSeg;
+  other.max_size_bytes = 1024 * kSeg;
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), manager_options(other)), Error,
+                        error_is(EINVAL, {"its WAL has 1MB segments", "set walseg.segment_size = 1MB"}));
+  other = small_config();
+  other.block_size_bytes = 4096;
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), manager_options(other)), Error,
+                        error_is(EINVAL, {"its WAL has 8kB pages", "set walseg.block_size = 8kB"}));
+  SegmentManager::Options tl = manager_options(small_config());
+  tl.timeline = 2;
+  BOOST_CHECK_EXCEPTION(SegmentManager(dir.path(), tl), Error,
+                        error_is(EINVAL, {"continues on timeline 1", "not 2"}));
+}
+
+BOOST_AUTO_TEST_CASE(retire_moves_oldest_lsn_durably_before_any_segment_is_touched) {
+  SegmentManager m(dir.path(), manager_options(small_config()));
+  for (SegNo k = 1; k <= 5; ++k) m.next_segment(k);
+  io_trace::start();
+  m.retire(4, 4 * kSeg + 100);
+  auto ev = io_trace::stop();
+  int control_dir_fsync = -1, first_segment_change = -1;
+  for (int i = 0; i < static_cast<int>(ev.size()); ++i) {
+    if (ev[i].op == "rename" && ev[i].path == dir / kControlFileName) control_dir_fsync = -2;
+    if (ev[i].op == "dir_fsync" && control_dir_fsync == -2) control_dir_fsync = i;
+    const bool segment = ev[i].path.find("0000000100000000000000") != std::string::npos;
+    if ((ev[i].op == "rename" || ev[i].op == "unlink") && segment && first_segment_change < 0)
+      first_segment_change = i;
+  }
+  BOOST_TEST(control_dir_fsync >= 0);
+  BOOST_TEST(first_segment_change > control_dir_fsync);
+  const WalControl c = read_control(dir.path()).value();
+  BOOST_TEST(c.oldest_lsn == 4 * kSeg);
+  BOOST_TEST(c.durable_lsn == 4 * kSeg + 100);
+  m.retire(2);  // never backwards
+  BOOST_TEST(read_control(dir.path()).value().oldest_lsn == 4 * kSeg);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_control_replacement_retires_nothing) {
+  SegmentManager m(dir.path(), manager_options(small_config()));
+  for (SegNo k = 1; k <= 5; ++k) m.next_segment(k);
+  failpoint::arm("fsync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+  BOOST_CHECK_EXCEPTION(m.retire(4), Error, error_is(EIO, {"walseg.control.tmp", "Input/output error"}));
+  for (SegNo k = 1; k <= 5; ++k) BOOST_TEST(path_exists(dir / segment_file_name(1, k, kSeg)));
+  BOOST_TEST(read_control(dir.path()).value().oldest_lsn == kSeg);
+}
+
+BOOST_AUTO_TEST_CASE(wal_resumes_at_oldest_lsn_when_every_record_start_was_retired) {
+  Config cfg = small_config();
+  Lsn end = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    std::vector<std::byte> rec(3000, std::byte{1});
+    for (int i = 0; i < 400; ++i) end = wal->writer().append(rec);
+    wal->writer().flush(end);
+    // Retire everything below the segment after the end: no record start is left.
+    const Lsn next_segment = (end / kSeg + 1) * kSeg;
+    wal->manager().retire(next_segment / kSeg, end);
+  }
+  auto wal = Wal::open(dir.path(), cfg);
+  BOOST_TEST(wal->writer().insert_lsn() >= end);  // LSNs handed out are never handed out again
+  BOOST_TEST(wal->recovery().records == 0u);
+  const Lsn lsn = wal->writer().append(std::vector<std::byte>(10, std::byte{2}));
+  wal->writer().flush(lsn);
+  BOOST_TEST(lsn > end);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
