@@ -10,6 +10,12 @@
 // -ECANCELED leave the whole piece pending, and the sync is only believed if it completed with
 // 0 *and* every piece is complete; otherwise the remainder is submitted again with a fresh
 // sync linked behind it. Every SQE is prepared in full each time, offsets always explicit.
+//
+// Signals: every host handles some (PostgreSQL's latch, timeouts, SIGCHLD), and a signal with a
+// handler ends io_uring_enter's wait with -EINTR whether or not it has SA_RESTART. The I/O goes
+// on in the kernel, so an interrupted submission is finished from the SQ ring's head (never an
+// SQE twice) and an interrupted wait is resumed (never a completion lost): submit_all and
+// next_completion.
 #include <liburing.h>
 
 #include <algorithm>
@@ -76,10 +82,42 @@ class UringIo final : public WalIo {
   }
 
  private:
+  /// Pending pieces [first, first + count) written by one SQE; iov lives until it completes.
+  struct Group {
+    std::size_t first;
+    std::size_t count;
+    std::vector<struct iovec> iov;
+  };
+
   // Submits the pending pieces and (if wanted) a linked sync; returns whether a sync is still
   // needed after reaping everything.
   bool submit_round(File& f, std::vector<Piece>& pending, bool want_sync, WalIoCounters& c) {
-    // Groups of pieces that follow each other in the file: [first, first + count).
+    const bool all_queued = group_pieces(pending);
+    // Link only when the sync follows in this submission: a chain must not dangle.
+    const bool sync_queued = want_sync && all_queued;
+    const unsigned n = static_cast<unsigned>(groups_.size());
+    for (unsigned k = 0; k < n; ++k) prepare_write(f, k, pending, sync_queued);
+    if (sync_queued) prepare_sync(f);
+    const unsigned total = n + (sync_queued ? 1 : 0);
+    submit_all(f, total);
+    bool synced = false;
+    for (unsigned k = 0; k < total; ++k) {
+      io_uring_cqe* cqe = next_completion(f);
+      const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
+      const int res = cqe->res;
+      io_uring_cqe_seen(&ring_, cqe);
+      if (tag == kSyncTag) synced = reap_sync(f, res, c);
+      else reap_write(f, groups_[tag], res, pending, c);
+    }
+    bool complete = std::all_of(pending.begin(), pending.end(), [](const Piece& p) { return p.left == 0; });
+    // A sync that completed while any piece was short covers nothing: it must be redone.
+    return want_sync && !(synced && complete && all_queued);
+  }
+
+  /// Fills groups_ with runs of pending pieces that follow each other in the file (one SQE
+  /// each, at most kMaxIovecs pieces, at most a ring's worth less the sync's slot). Returns
+  /// whether every pending piece is in a group.
+  bool group_pieces(const std::vector<Piece>& pending) {
     groups_.clear();
     for (std::size_t i = 0; i < pending.size() && groups_.size() < kQueueDepth - 1; ++i) {
       if (!groups_.empty()) {
@@ -92,98 +130,116 @@ class UringIo final : public WalIo {
       }
       groups_.push_back(Group{i, 1, {}});
     }
-    const unsigned n = static_cast<unsigned>(groups_.size());
-    const bool all_queued = groups_.empty() || groups_.back().first + groups_.back().count == pending.size();
-    // Link only when the sync follows in this submission: a chain must not dangle.
-    const bool sync_queued = want_sync && all_queued;
-    for (unsigned k = 0; k < n; ++k) {
-      Group& g = groups_[k];
-      std::size_t total = 0;
-      for (std::size_t i = g.first; i < g.first + g.count; ++i) {
-        g.iov.push_back({const_cast<std::byte*>(pending[i].data), pending[i].left});
-        total += pending[i].left;
-      }
-      // Failpoint: ask the kernel for less, so the completion is short of what the group needs.
-      if (auto spec = failpoint::hit("uring_write"); spec && spec->kind == failpoint::Kind::kShort) {
-        std::size_t budget = std::max<std::size_t>(1, std::min<std::size_t>(total, spec->short_bytes));
-        for (auto& v : g.iov) {
-          v.iov_len = std::min(v.iov_len, budget);
-          budget -= v.iov_len;
-        }
-        std::erase_if(g.iov, [](const struct iovec& v) { return v.iov_len == 0; });
-      }
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-      const Piece& p = pending[g.first];
-      if (g.iov.size() > 1)
-        io_uring_prep_writev(sqe, f.fd(), g.iov.data(), static_cast<unsigned>(g.iov.size()), p.offset);
-      else if (fixed_)
-        io_uring_prep_write_fixed(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset, p.buf_index);
-      else
-        io_uring_prep_write(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset);
-      if (sync_queued) sqe->flags |= IOSQE_IO_LINK;
-      io_uring_sqe_set_data64(sqe, k);
-    }
-    if (sync_queued) {
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-      io_uring_prep_fsync(sqe, f.fd(), method_ == SyncMethod::kFdatasync ? IORING_FSYNC_DATASYNC : 0);
-      io_uring_sqe_set_data64(sqe, kSyncTag);
-    }
-    unsigned total = n + (sync_queued ? 1 : 0);
-    int r = io_uring_submit_and_wait(&ring_, total);
-    io_trace::count_syscalls();
-    if (r < 0) throw make_error(-r, "io_uring_enter", f.path(),
-                                fmt::format("could not submit writes for file \"{}\": {}", f.path(), errno_text(-r)));
-    bool synced = false;
-    for (unsigned k = 0; k < total; ++k) {
-      io_uring_cqe* cqe = nullptr;
-      int w = io_uring_wait_cqe(&ring_, &cqe);
-      if (w < 0) throw make_error(-w, "io_uring_wait_cqe", f.path(),
-                                  fmt::format("could not wait for writes of file \"{}\": {}", f.path(), errno_text(-w)));
-      std::uint64_t tag = io_uring_cqe_get_data64(cqe);
-      int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
-      if (tag == kSyncTag) {
-        ++c.syncs;
-        const char* name = method_ == SyncMethod::kFdatasync ? "fdatasync" : "fsync";
-        if (auto spec = failpoint::hit(name); spec && spec->kind == failpoint::Kind::kErrno) res = -spec->errnum;
-        io_trace::record(name, f.path(), res < 0 ? -res : 0);
-        if (res == 0) synced = true;
-        else if (res != -ECANCELED) throw file_error(-res, name, f.path());
-        continue;
-      }
-      const Group& g = groups_[tag];
-      ++c.writes;
-      io_trace::record("pwrite", f.path(), res < 0 ? -res : 0);
-      if (res == -ECANCELED || res == -EAGAIN || res == -EINTR) continue;  // stays pending
-      if (res < 0) {
-        const std::uint64_t at = pending[g.first].offset;
-        throw file_error(-res, "write to", f.path(), fmt::format(" at offset {}", at), at);
-      }
-      // The bytes written are the group's first ones, in order.
-      auto done = static_cast<std::size_t>(res);
-      std::size_t asked = 0;
-      for (std::size_t i = g.first; i < g.first + g.count; ++i) asked += pending[i].left;
-      if (done < asked) ++c.short_writes;
-      for (std::size_t i = g.first; i < g.first + g.count && done > 0; ++i) {
-        Piece& p = pending[i];
-        const std::size_t d = std::min(done, p.left);
-        p.data += d;
-        p.offset += d;
-        p.left -= d;
-        done -= d;
-      }
-    }
-    bool complete = std::all_of(pending.begin(), pending.end(), [](const Piece& p) { return p.left == 0; });
-    // A sync that completed while any piece was short covers nothing: it must be redone.
-    return want_sync && !(synced && complete && all_queued);
+    return groups_.empty() || groups_.back().first + groups_.back().count == pending.size();
   }
 
-  /// Pending pieces [first, first + count) written by one SQE; iov lives until it completes.
-  struct Group {
-    std::size_t first;
-    std::size_t count;
-    std::vector<struct iovec> iov;
-  };
+  /// Prepares the write SQE of groups_[k] (tagged k), linked to the next SQE if `link`.
+  void prepare_write(File& f, unsigned k, const std::vector<Piece>& pending, bool link) {
+    Group& g = groups_[k];
+    std::size_t total = 0;
+    for (std::size_t i = g.first; i < g.first + g.count; ++i) {
+      g.iov.push_back({const_cast<std::byte*>(pending[i].data), pending[i].left});
+      total += pending[i].left;
+    }
+    // Failpoint: ask the kernel for less, so the completion is short of what the group needs.
+    if (auto spec = failpoint::hit("uring_write"); spec && spec->kind == failpoint::Kind::kShort) {
+      std::size_t budget = std::max<std::size_t>(1, std::min<std::size_t>(total, spec->short_bytes));
+      for (auto& v : g.iov) {
+        v.iov_len = std::min(v.iov_len, budget);
+        budget -= v.iov_len;
+      }
+      std::erase_if(g.iov, [](const struct iovec& v) { return v.iov_len == 0; });
+    }
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    const Piece& p = pending[g.first];
+    if (g.iov.size() > 1)
+      io_uring_prep_writev(sqe, f.fd(), g.iov.data(), static_cast<unsigned>(g.iov.size()), p.offset);
+    else if (fixed_)
+      io_uring_prep_write_fixed(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset, p.buf_index);
+    else
+      io_uring_prep_write(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset);
+    if (link) sqe->flags |= IOSQE_IO_LINK;
+    io_uring_sqe_set_data64(sqe, k);
+  }
+
+  void prepare_sync(File& f) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+    io_uring_prep_fsync(sqe, f.fd(), method_ == SyncMethod::kFdatasync ? IORING_FSYNC_DATASYNC : 0);
+    io_uring_sqe_set_data64(sqe, kSyncTag);
+  }
+
+  /// Submits every prepared SQE, waiting in the same io_uring_enter for `total` completions.
+  /// A signal makes the wait, or with nothing left to submit the whole call, return -EINTR
+  /// (with or without SA_RESTART); a partial submission returns the count taken. Either way
+  /// the SQ ring's head says which SQEs the kernel consumed, and the next call hands it only
+  /// the others, so no SQE is submitted twice and none is left behind. Completions are not
+  /// touched here: next_completion() reaps every one.
+  void submit_all(File& f, unsigned total) {
+    for (;;) {
+      const int r = io_uring_submit_and_wait(&ring_, total);
+      io_trace::count_syscalls();
+      if (r < 0 && r != -EINTR)
+        throw make_error(-r, "io_uring_enter", f.path(),
+                         fmt::format("could not submit writes for file \"{}\": {}", f.path(), errno_text(-r)));
+      const unsigned left = io_uring_sq_ready(&ring_);
+      if (left == 0) return;
+      // Neither interrupted nor any SQE taken: asking again would spin.
+      if (r == 0)
+        throw make_error(EBUSY, "io_uring_enter", f.path(),
+                         fmt::format("could not submit writes for file \"{}\": the kernel took none of {} SQEs",
+                                     f.path(), left));
+    }
+  }
+
+  /// The next completion, waiting for it. A signal ends the wait with -EINTR, with or without
+  /// SA_RESTART, while the I/O goes on in the kernel: the wait is resumed. No bound is needed,
+  /// since each call looks at the CQ ring before it sleeps and so returns as soon as the
+  /// completion is there, however many signals arrive.
+  io_uring_cqe* next_completion(File& f) {
+    for (;;) {
+      io_uring_cqe* cqe = nullptr;
+      const int w = io_uring_wait_cqe(&ring_, &cqe);
+      if (w == 0) return cqe;
+      if (w != -EINTR)
+        throw make_error(-w, "io_uring_wait_cqe", f.path(),
+                         fmt::format("could not wait for writes of file \"{}\": {}", f.path(), errno_text(-w)));
+    }
+  }
+
+  /// Returns whether the sync completed with 0; throws for a real failure (final: invariant
+  /// 4). -ECANCELED (a broken link) leaves it to be redone.
+  bool reap_sync(File& f, int res, WalIoCounters& c) {
+    ++c.syncs;
+    const char* name = method_ == SyncMethod::kFdatasync ? "fdatasync" : "fsync";
+    if (auto spec = failpoint::hit(name); spec && spec->kind == failpoint::Kind::kErrno) res = -spec->errnum;
+    io_trace::record(name, f.path(), res < 0 ? -res : 0);
+    if (res != 0 && res != -ECANCELED) throw file_error(-res, name, f.path());
+    return res == 0;
+  }
+
+  /// Moves the group's pieces past the bytes its write completed (the group's first ones, in
+  /// order). -ECANCELED/-EAGAIN/-EINTR leave all of it pending; other errors are thrown.
+  void reap_write(File& f, const Group& g, int res, std::vector<Piece>& pending, WalIoCounters& c) {
+    ++c.writes;
+    io_trace::record("pwrite", f.path(), res < 0 ? -res : 0);
+    if (res == -ECANCELED || res == -EAGAIN || res == -EINTR) return;
+    if (res < 0) {
+      const std::uint64_t at = pending[g.first].offset;
+      throw file_error(-res, "write to", f.path(), fmt::format(" at offset {}", at), at);
+    }
+    auto done = static_cast<std::size_t>(res);
+    std::size_t asked = 0;
+    for (std::size_t i = g.first; i < g.first + g.count; ++i) asked += pending[i].left;
+    if (done < asked) ++c.short_writes;
+    for (std::size_t i = g.first; i < g.first + g.count && done > 0; ++i) {
+      Piece& p = pending[i];
+      const std::size_t d = std::min(done, p.left);
+      p.data += d;
+      p.offset += d;
+      p.left -= d;
+      done -= d;
+    }
+  }
 
   SyncMethod method_;
   io_uring ring_{};
