@@ -181,7 +181,8 @@ class UringIo final : public WalIo {
     const unsigned n = static_cast<unsigned>(groups_.size());
     for (unsigned k = 0; k < n; ++k) prepare_write(f, k, pending, report.sync_queued);
     // A write failed by the failpoint breaks the chain as a real failure would.
-    report.link_broken = std::any_of(groups_.begin(), groups_.end(), [](const Group& g) { return g.injected_errno != 0; });
+    report.link_broken =
+        std::any_of(groups_.begin(), groups_.end(), [](const Group& g) { return g.injected_errno != 0; });
     if (report.sync_queued) prepare_sync(f, report.link_broken);
     const unsigned total = n + (report.sync_queued ? 1 : 0);
     submit_all(f, total);
@@ -285,11 +286,11 @@ class UringIo final : public WalIo {
   }
 
   /// Submits every prepared SQE, waiting in the same io_uring_enter for `total` completions.
-  /// A signal makes the wait, or with nothing left to submit the whole call, return -EINTR
-  /// (with or without SA_RESTART); a partial submission returns the count taken. Either way
-  /// the SQ ring's head says which SQEs the kernel consumed, and the next call hands it only
+  /// A signal (with or without SA_RESTART) ends the wait early: the call returns the count of
+  /// SQEs the kernel took, or -EINTR if it took none; so does a partial submission. Either way
+  /// the SQ ring's head says which SQEs were consumed, and the next call hands the kernel only
   /// the others, so no SQE is submitted twice and none is left behind. Completions are not
-  /// touched here: next_completion() reaps every one.
+  /// touched here: next_completion() reaps every one, waiting again where this wait was cut.
   void submit_all(File& f, unsigned total) {
     for (;;) {
       const int r = io_uring_submit_and_wait(&ring_, total);
@@ -352,7 +353,8 @@ class UringIo final : public WalIo {
     std::size_t asked = 0;
     for (std::size_t i = g.first; i < g.first + g.count; ++i) asked += pending[i].left;
     if (res == 0)
-      throw file_error(ENOSPC, "write to", f.path(), fmt::format("; wrote 0 of {} bytes at offset {}", asked, at), at);
+      throw file_error(ENOSPC, "write to", f.path(), fmt::format("; wrote 0 of {} bytes at offset {}", asked, at),
+                       at);
     auto done = static_cast<std::size_t>(res);
     report.bytes_done += done;
     if (done < asked) ++c.short_writes;
