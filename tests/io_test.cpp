@@ -180,6 +180,29 @@ BOOST_AUTO_TEST_CASE(write_that_makes_no_progress_is_reported_as_disk_full) {
   BOOST_TEST(failpoint::calls("pwrite") == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(fsync_and_fdatasync_retry_eintr_and_succeed) {
+  File f = File::open(dir / "s", O_RDWR | O_CREAT);
+  f.pwrite_all("x", 1, 0);
+  failpoint::arm("fsync", fail_with(EINTR, 1, 3));
+  f.fsync();
+  BOOST_TEST(failpoint::calls("fsync") == 4u);
+  failpoint::arm("fdatasync", fail_with(EINTR, 1, 64));
+  f.fdatasync();
+  BOOST_TEST(failpoint::calls("fdatasync") == 65u);
+}
+
+BOOST_AUTO_TEST_CASE(fdatasync_interrupted_65_times_in_a_row_throws_eintr_and_does_not_retry_eio) {
+  File f = File::open(dir / "s", O_RDWR | O_CREAT);
+  failpoint::arm("fdatasync", fail_with(EINTR, 1, 0));
+  BOOST_CHECK_EXCEPTION(f.fdatasync(), Error,
+                        error_is(EINTR, {"could not fdatasync file \"" + dir / "s" +
+                                             "\": Interrupted system call (gave up after 65 interrupted calls)"}));
+  BOOST_TEST(failpoint::calls("fdatasync") == 65u);
+  failpoint::arm("fsync", fail_with(EIO, 1, 0));
+  BOOST_CHECK_EXCEPTION(f.fsync(), Error, error_is(EIO, {"could not fsync file"}));
+  BOOST_TEST(failpoint::calls("fsync") == 1u);  // a real failure: one call, final
+}
+
 BOOST_AUTO_TEST_CASE(fsync_and_fdatasync_failures_name_the_call_and_the_path) {
   File f = File::open(dir / "f", O_RDWR | O_CREAT);
   failpoint::arm("fsync", fail_with(EIO));

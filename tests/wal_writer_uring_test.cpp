@@ -6,11 +6,17 @@
 // two durability rules that are specific to it (DESIGN.md invariant 3): a short write is
 // completed before a sync that covers it counts (failpoint "uring_write" = short:N asks the
 // kernel for fewer bytes than the piece needs), and a failed linked fdatasync is final
-// (failpoint "fdatasync" = EIO applied to the sync's completion, case C14).
+// (failpoint "fdatasync" = EIO applied to the sync's completion, case C14). Completions that
+// leave work pending (failpoint "uring_write" = EAGAIN: the write's completion reports it and the
+// linked sync's -ECANCELED; "fdatasync" = ECANCELED or EINTR) are resubmitted; when they persist the flush ends after 1000 stalled
+// rounds, backing off, with that errno and a message naming the path, offset and bytes.
 // Every test is skipped when the kernel refuses io_uring (containers with io_uring disabled).
+// Signals interrupting the waits: wal_writer_signal_test.
 //
-// Not covered: a kernel-reported short write or -ECANCELED on a linked write (cannot be
-// injected through the failpoints; the resubmission path is the same one short:N exercises).
+// Not covered: a kernel-reported short write or -ECANCELED on a linked write (injected as
+// completion results instead; the resubmission path is the same).
+
+#include <chrono>
 
 #include <thread>
 
@@ -42,6 +48,11 @@ boost::test_tools::assertion_result uring_available(utf::test_unit_id) {
   boost::test_tools::assertion_result r(state == 1);
   r.message() << "io_uring is not available here";
   return r;
+}
+
+/// Every affected call from the first fails with errnum; times 0: all of them.
+failpoint::Spec errno_spec(int errnum, std::uint64_t times) {
+  return failpoint::Spec{failpoint::Kind::kErrno, errnum, 0, 1, times};
 }
 
 failpoint::Spec short_spec(std::uint64_t bytes, std::uint64_t times) {
@@ -184,7 +195,91 @@ BOOST_AUTO_TEST_CASE(Uring_SyncMethodsFsyncAndOpenDatasync_RoundTrip) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(Uring_WritesCompleteWithEagainThreeTimes_ResubmittedAndEveryRecordReadsBack) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  w.flush(a.add(w, 100));
+  failpoint::arm("uring_write", errno_spec(EAGAIN, 3));
+  for (int i = 0; i < 3; ++i) a.add(w, 3000);
+  w.flush(a.ends.back());
+  BOOST_TEST(failpoint::calls("uring_write") == 4u);  // one write SQE a round, the fourth believed
+  BOOST_TEST(w.flushed_lsn() == a.ends.back());
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Uring_LinkedFdatasyncInterruptedTwice_RedoneAndTheFlushSucceeds) {
+  // -EINTR from the sync reports no writeback error (File::fsync's note): it is redone, not final.
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  w.flush(a.add(w, 100));
+  const std::uint64_t syncs = w.stats().syncs;
+  failpoint::arm("fdatasync", errno_spec(EINTR, 2));
+  w.flush(a.add(w, 5000));
+  BOOST_TEST(w.stats().syncs == syncs + 3);
+  BOOST_TEST(w.flushed_lsn() == a.ends.back());
+  w.flush(a.add(w, 100));
+  a.check_read_back(dir.path(), cfg);
+}
+
 // ---- Error paths: errno and the reported reason ---------------------------------------------
+
+BOOST_AUTO_TEST_CASE(Uring_EveryWriteCompletesWithEagain_FlushBacksOffThenThrowsEagainNamingOffsetAndBytes) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  const Lsn end = w.append(seq_payload(0, 100));
+  failpoint::arm("uring_write", errno_spec(EAGAIN, 0));
+  const auto started = std::chrono::steady_clock::now();
+  std::optional<Error> got;
+  try {
+    w.flush(end);
+  } catch (const Error& e) {
+    got = e;
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  BOOST_REQUIRE(got);
+  BOOST_TEST_MESSAGE(got->what());
+  // The commit's first write into a fresh zero-filled segment: its first page, from offset 0.
+  BOOST_TEST(error_is(EAGAIN, {"could not write to file \"" + seg_path(1) + "\": Resource temporarily unavailable; ",
+                               " bytes from offset 0 still unwritten after 1000 rounds of io_uring resubmission",
+                               "(last round: 1 write completed with -EAGAIN, fdatasync with -ECANCELED)"})(*got));
+  BOOST_TEST(got->offset().value_or(1) == 0u);
+  BOOST_TEST(failpoint::calls("uring_write") == 1000u);
+  // Backed off between rounds (10 us doubling to 1 ms: about a second), not a busy spin.
+  BOOST_TEST(took >= std::chrono::milliseconds(500));
+  failpoint::disarm_all();
+  BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(EAGAIN, {"still unwritten"}));  // final
+  BOOST_TEST(w.flushed_lsn() < end);
+}
+
+BOOST_AUTO_TEST_CASE(Uring_LinkedFdatasyncCancelledEveryTime_FlushThrowsEcanceledNotEio) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  const Lsn end = w.append(seq_payload(0, 100));
+  failpoint::arm("fdatasync", errno_spec(ECANCELED, 0));
+  BOOST_CHECK_EXCEPTION(
+      w.flush(end), Error,
+      error_is(ECANCELED, {"could not fdatasync file \"" + seg_path(1) + "\": Operation canceled; 0 bytes unwritten",
+                           "but the sync did not complete in 1000 rounds of io_uring resubmission",
+                           "(last round: fdatasync with -ECANCELED)"}));
+  BOOST_TEST(failpoint::calls("fdatasync") == 1001u);  // the first round also wrote: progress
+  BOOST_TEST(w.flushed_lsn() < end);
+}
+
+BOOST_AUTO_TEST_CASE(Uring_WriteCompletesWithEio_FlushThrowsEioAtItsOffsetAndTheFailureIsFinal) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  w.flush(w.append(seq_payload(0, 100)));
+  const Lsn flushed = w.flushed_lsn();
+  const Lsn end = w.append(seq_payload(1, 100));
+  failpoint::arm("uring_write", errno_spec(EIO, 1));
+  const std::string want = "could not write to file \"" + seg_path(1) + "\": Input/output error at offset ";
+  BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(EIO, {want}));
+  BOOST_TEST(failpoint::calls("uring_write") == 1u);  // not resubmitted
+  BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(EIO, {want}));
+  BOOST_TEST(w.flushed_lsn() == flushed);
+}
 
 BOOST_AUTO_TEST_CASE(C14_Uring_LinkedFdatasyncFailsWithEIO_FlushThrowsAndTheFailureIsFinal) {
   auto wal = Wal::open(dir.path(), cfg);

@@ -47,8 +47,11 @@ class File {
   /// One pread(2); returns the bytes read (0 at end of file). Retries EINTR. Throws on error.
   std::size_t pread(void* buf, std::size_t n, std::uint64_t offset);
 
-  void fsync();      ///< fsync(2); throws Error("fsync")
-  void fdatasync();  ///< fdatasync(2); throws Error("fdatasync")
+  /// fsync(2); throws Error("fsync"). Never retried after a failure (DESIGN.md invariant 4),
+  /// except EINTR, which reports no writeback error (src/io/file.cpp says why): retried up to
+  /// 64 times in a row, then thrown.
+  void fsync();
+  void fdatasync();  ///< fdatasync(2), as fsync(); throws Error("fdatasync")
   /// sync_file_range(2) over [0, end) with SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE:
   /// waits for writeback already under way there, then starts it for the pages still dirty.
   /// Durability needs fsync still; this only keeps a writer's dirty data small (as RocksDB's

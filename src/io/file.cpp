@@ -99,14 +99,29 @@ std::size_t File::pread(void* buf, std::size_t n, std::uint64_t offset) {
 }
 
 namespace {
+/// EINTRs in a row after which a sync reports EINTR (then final, as any failed sync).
+constexpr int kMaxSyncEintrRetries = 64;
+
 // fsync/fdatasync are never retried on failure: the first failure is final (invariant 4),
 // since the kernel may have dropped the dirty pages and a second call would report success.
+// EINTR alone is retried, as PostgreSQL's pg_fsync and pg_fdatasync do: Linux hands out a
+// writeback error through the file's errseq cursor and returns it as itself (EIO, ENOSPC),
+// and local filesystems never return EINTR. It comes from filesystems whose own request can
+// be interrupted (FUSE's daemon, NFS's commit), and those check the cursor first and return
+// its error in preference (fuse_fsync, nfs_file_fsync_commit), so an EINTR means nothing was
+// consumed and a retry asks afresh. XXX: that is how those filesystems are written, not a
+// documented contract. The bound keeps a daemon that always answers EINTR from spinning.
 void sync_call(int fd, const std::string& path, bool data_only) {
   const char* name = data_only ? "fdatasync" : "fsync";
-  int err = inject(name);
-  if (err == 0 && (data_only ? ::fdatasync(fd) : ::fsync(fd)) != 0) err = errno;
-  done(name, path, err);
-  if (err != 0) throw file_error(err, name, path);
+  for (int retries = 0;; ++retries) {
+    int err = inject(name);
+    if (err == 0 && (data_only ? ::fdatasync(fd) : ::fsync(fd)) != 0) err = errno;
+    done(name, path, err);
+    if (err == 0) return;
+    if (err != EINTR) throw file_error(err, name, path);
+    if (retries == kMaxSyncEintrRetries)
+      throw file_error(err, name, path, fmt::format(" (gave up after {} interrupted calls)", retries + 1));
+  }
 }
 }  // namespace
 
