@@ -9,12 +9,13 @@
 # some cases span segments; pwrite and io_uring (the io_uring cases are skipped, not failed,
 # where the kernel refuses io_uring).
 #
-# Preallocated segments: a complete, zero-filled future segment has no page header yet, and
-# pg_waldump -p D without a start file takes its segment size from whichever segment file
-# readdir returns first ("WAL file ... header specifies 0 bytes" when that is the zero-filled
-# one; PostgreSQL's pg_wal has the same property). So the -p/-s/-e form runs with
-# walseg.prealloc_segments = 0, and the default pool is checked with the start segment file
-# named on the command line (pg_waldump [option...] [startseg [endseg]]), as one does for pg_wal.
+# Preallocated segments: a future segment has no page header yet, only walseg's ready stamp
+# (which carries the segment size where pg_waldump looks for it; PostgreSQL's own zero-filled
+# future segments do not, and pg_waldump -p D without a start file then says "header specifies
+# 0 bytes" when readdir returns one first). The -p/-s/-e form runs with
+# walseg.prealloc_segments = 0 all the same, and the default pool is checked with the start
+# segment file named on the command line (pg_waldump [option...] [startseg [endseg]]), as one
+# does for pg_wal.
 #
 # Usage: pg_waldump_tool_test.sh /path/to/walseg  (ctest: pg_waldump_tool, SKIP_RETURN_CODE 77)
 # Exits 77 (skip) only when pg_waldump is absent; PG_WALDUMP overrides its path.

@@ -136,6 +136,27 @@ BOOST_AUTO_TEST_CASE(ready_stamp_is_a_long_header_with_its_own_magic_and_a_crc) 
   BOOST_TEST(!decode_ready_stamp(page.data()).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(the_worked_examples_of_doc_wal_format_md_are_what_encode_writes) {
+  PageHeader h;
+  h.info = kPageLongHeader;
+  h.timeline = 1;
+  h.page_addr = 0x3000000;
+  h.system_id = 7301234567890123456ull;
+  h.segment_size_bytes = 16777216;
+  h.block_size_bytes = 8192;
+  std::array<std::byte, kReadyStampBytes> stamp{};
+  encode_ready_stamp(h, stamp.data());
+  BOOST_TEST(load_le32(stamp.data() + 40) == 0x99665D33u);  // "33 5D 66 99"
+  WalControl c;
+  c.system_id = 7301234567890123456ull;
+  c.segment_size_bytes = 16777216;
+  c.block_size_bytes = 8192;
+  c.oldest_lsn = 0x3000000;
+  c.durable_lsn = 0x3004EB8;
+  const auto b = encoded(c);
+  BOOST_TEST(load_le32(b.data() + 48) == 0xC33555A1u);  // "A1 55 35 C3"
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(file, ControlFixture)
