@@ -320,4 +320,44 @@ BOOST_AUTO_TEST_CASE(custom_fill_throwing_a_non_walseg_exception_still_removes_t
   BOOST_TEST(list_names(dir.path()).empty());
 }
 
+// ---- Two phases: prepare, then install (the PostgreSQL extension holds its lock between) ----
+
+BOOST_AUTO_TEST_CASE(a_prepared_segment_nobody_installs_is_removed_when_dropped) {
+  const std::string name = segment_file_name(1, 7, kSize);
+  {
+    PreparedSegment p = PreparedSegment::prepare(d, name, kSize, options(InitMethod::kZeroWrite));
+    BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{p.temp_name()});
+    BOOST_TEST(static_cast<std::uint64_t>(stat_path(dir / p.temp_name()).st_size) == kSize);
+    PreparedSegment moved = std::move(p);  // ownership moves with it, once
+  }
+  BOOST_TEST(list_names(dir.path()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_name_taken_between_prepare_and_install_is_not_replaced_and_the_temp_goes) {
+  const std::string name = segment_file_name(1, 7, kSize);
+  {
+    PreparedSegment p = PreparedSegment::prepare(d, name, kSize, options(InitMethod::kPosixFallocate));
+    walseg_test::write_bytes(dir / name, 0, 10, 'o');  // someone else made it meanwhile
+    BOOST_CHECK_EXCEPTION(p.install(), Error, error_is(EEXIST, {dir / name}));
+  }
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{name});
+  BOOST_TEST(walseg_test::read_all(dir / name) == std::vector<char>(10, 'o'));
+}
+
+BOOST_AUTO_TEST_CASE(C13_failed_directory_fsync_removes_or_keeps_the_new_name_as_asked) {
+  for (DirFsyncFailure rule : {DirFsyncFailure::kRemoveNewName, DirFsyncFailure::kKeepNewName}) {
+    walseg_test::TempDir t;
+    Directory td = Directory::open(t.path());
+    const std::string name = segment_file_name(1, 3, kSize);
+    PreparedSegment p = PreparedSegment::prepare(td, name, kSize, options(InitMethod::kZeroWrite));
+    failpoint::arm("dir_fsync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+    BOOST_CHECK_EXCEPTION(p.install(rule), Error,
+                          error_is(EIO, {"could not fsync directory", "Input/output error", t / name}));
+    failpoint::disarm_all();
+    const std::vector<std::string> want =
+        rule == DirFsyncFailure::kKeepNewName ? std::vector<std::string>{name} : std::vector<std::string>{};
+    BOOST_TEST(list_names(t.path()) == want, boost::test_tools::per_element());
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -77,14 +77,23 @@ std::string what_is_there(const Directory& dir, const std::string& name) {
   return fmt::format("a file of {} bytes", st.st_size);
 }
 
+std::uint64_t now_us() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count());
+}
+
 }  // namespace
 
-CreateReport create_segment(Directory& dir, const std::string& final_name,
-                            std::uint64_t size_bytes, const AllocOptions& opts,
-                            const CustomFill& custom_fill, std::span<const std::byte> stamp) {
-  CreateReport report;
-  report.name = final_name;
-  std::string method = custom_fill ? "custom fill" : std::string(to_string(opts.method));
+PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& final_name, std::uint64_t size_bytes,
+                                         const AllocOptions& opts, const CustomFill& custom_fill,
+                                         std::span<const std::byte> stamp) {
+  PreparedSegment p;
+  p.dir_ = &dir;
+  p.final_ = final_name;
+  p.size_ = size_bytes;
+  p.custom_ = static_cast<bool>(custom_fill);
+  p.method_ = custom_fill ? "custom fill" : std::string(to_string(opts.method));
+  p.report_.name = final_name;
   // Checked before any syscall, so that EINVAL can never be mistaken for "unsupported" (C02).
   if (size_bytes == 0 || size_bytes % 4096 != 0)
     throw make_error(EINVAL, "create", dir.path_of(final_name),
@@ -96,57 +105,100 @@ CreateReport create_segment(Directory& dir, const std::string& final_name,
                      fmt::format("could not create segment \"{}\": file exists ({}); nothing is "
                                  "replaced",
                                  dir.path_of(final_name), what_is_there(dir, final_name)));
-  std::uint64_t syscalls_before = io_trace::thread_syscalls();
+  p.syscalls_before_ = io_trace::thread_syscalls();
+  p.started_us_ = now_us();
   const std::string temp = next_temp_name();
-  bool renamed = false;
-  auto t0 = Clock::now();
   try {
     File f = File::open(dir.path_of(temp), O_RDWR | O_CREAT | O_EXCL, 0600);
+    p.temp_ = temp;  // from here on the destructor removes it
     failpoint::hit("create.after_open");
     auto t = Clock::now();
     if (custom_fill) {
-      custom_fill(f, size_bytes, report.alloc);
+      custom_fill(f, size_bytes, p.report_.alloc);
       struct stat st = f.stat();
-      report.alloc.size_bytes = static_cast<std::uint64_t>(st.st_size);
-      report.alloc.allocated_bytes = static_cast<std::uint64_t>(st.st_blocks) * 512;
+      p.report_.alloc.size_bytes = static_cast<std::uint64_t>(st.st_size);
+      p.report_.alloc.allocated_bytes = static_cast<std::uint64_t>(st.st_blocks) * 512;
     } else {
-      report.alloc = allocate_file(f, size_bytes, opts);
+      p.report_.alloc = allocate_file(f, size_bytes, opts);
     }
     if (!stamp.empty()) f.pwrite_all(stamp.data(), stamp.size(), 0);
-    report.times.fill_us = micros_since(t);
+    p.report_.times.fill_us = micros_since(t);
     failpoint::hit("create.after_fill");
     t = Clock::now();
     f.fsync();
     f.close();
-    report.times.fsync_us = micros_since(t);
+    p.report_.times.fsync_us = micros_since(t);
     failpoint::hit("create.after_fsync");
-    t = Clock::now();
-    dir.rename_noreplace(temp, final_name);
-    renamed = true;
-    report.times.rename_us = micros_since(t);
+  } catch (const Error& e) {
+    // errno is already saved in e; the destructor's cleanup must not replace the error.
+    throw annotate(e, dir.path_of(final_name), size_bytes, p.method_);
+  }
+  // Anything else (a custom fill or a progress callback cancelling a background fill) goes
+  // through as it is; the destructor removes the temporary file either way.
+  return p;
+}
+
+CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
+  Directory& dir = *dir_;
+  auto t = Clock::now();
+  try {
+    dir.rename_noreplace(temp_, final_);
+  } catch (const Error& e) {
+    throw annotate(e, dir.path_of(final_), size_, method_);
+  }
+  temp_.clear();  // renamed: no longer ours to remove
+  report_.times.rename_us = micros_since(t);
+  try {
     failpoint::hit("create.after_rename");
     t = Clock::now();
     dir.fsync();
-    report.times.dir_fsync_us = micros_since(t);
+    report_.times.dir_fsync_us = micros_since(t);
     failpoint::hit("create.after_dir_fsync");
   } catch (const Error& e) {
-    // errno is already saved in e; cleanup failures must not replace the original error.
-    remove_half_made(dir, renamed ? final_name : temp);
-    throw annotate(e, dir.path_of(final_name), size_bytes, method);
-  } catch (...) {
-    // A custom fill or a progress callback may throw anything (a cancelled background fill):
-    // the half-made file must go all the same.
-    remove_half_made(dir, renamed ? final_name : temp);
-    throw;
+    if (on_failure == DirFsyncFailure::kRemoveNewName) remove_half_made(dir, final_);
+    throw annotate(e, dir.path_of(final_), size_, method_);
   }
-  report.times.total_us = micros_since(t0);
-  report.syscalls = io_trace::thread_syscalls() - syscalls_before;
-  if (!custom_fill && report.alloc.used != report.alloc.requested)
-    report_fallback_once(dir, report.alloc);
-  log(LogLevel::kDebug2, fmt::format("created segment \"{}\" by {} in {} us",
-                                     dir.path_of(final_name), to_string(report.alloc.used),
-                                     report.times.total_us));
-  return report;
+  report_.times.total_us = now_us() - started_us_;
+  report_.syscalls = io_trace::thread_syscalls() - syscalls_before_;
+  if (!custom_ && report_.alloc.used != report_.alloc.requested) report_fallback_once(dir, report_.alloc);
+  log(LogLevel::kDebug2, fmt::format("created segment \"{}\" by {} in {} us", dir.path_of(final_),
+                                     to_string(report_.alloc.used), report_.times.total_us));
+  return report_;
+}
+
+PreparedSegment::PreparedSegment(PreparedSegment&& o) noexcept
+    : dir_(o.dir_), temp_(std::move(o.temp_)), final_(std::move(o.final_)), method_(std::move(o.method_)),
+      size_(o.size_), report_(std::move(o.report_)), started_us_(o.started_us_),
+      syscalls_before_(o.syscalls_before_), custom_(o.custom_) {
+  o.temp_.clear();
+}
+
+PreparedSegment& PreparedSegment::operator=(PreparedSegment&& o) noexcept {
+  if (this != &o) {
+    if (dir_ && !temp_.empty()) remove_half_made(*dir_, temp_);
+    dir_ = o.dir_;
+    temp_ = std::move(o.temp_);
+    o.temp_.clear();
+    final_ = std::move(o.final_);
+    method_ = std::move(o.method_);
+    size_ = o.size_;
+    report_ = std::move(o.report_);
+    started_us_ = o.started_us_;
+    syscalls_before_ = o.syscalls_before_;
+    custom_ = o.custom_;
+  }
+  return *this;
+}
+
+PreparedSegment::~PreparedSegment() {
+  if (dir_ && !temp_.empty()) remove_half_made(*dir_, temp_);
+}
+
+CreateReport create_segment(Directory& dir, const std::string& final_name,
+                            std::uint64_t size_bytes, const AllocOptions& opts,
+                            const CustomFill& custom_fill, std::span<const std::byte> stamp) {
+  return PreparedSegment::prepare(dir, final_name, size_bytes, opts, custom_fill, stamp)
+      .install(DirFsyncFailure::kRemoveNewName);
 }
 
 InstallTimes recycle_segment(Directory& dir, const std::string& old_name,
