@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include "walseg/auto_method.h"
 #include "walseg/error.h"
@@ -198,9 +199,6 @@ BenchSettings make_settings(const BenchArgs& a) {
       if (static_cast<InitMethod>(i) != InitMethod::kAuto) s.methods.push_back(static_cast<InitMethod>(i));
   s.progress = ::isatty(2) != 0;
   if (!a.clients.empty()) s.clients = a.clients;
-  for (int c : s.clients)
-    if (c < 1) throw std::invalid_argument("--clients: each count must be at least 1");
-  if (a.commit_seconds <= 0) throw std::invalid_argument("--commit-seconds must be greater than 0");
   if (s.write_bytes < s.write_size)
     throw std::invalid_argument(fmt::format("--write-bytes must be at least --write-size ({})", format_size(s.write_size)));
   s.commit_seconds = a.commit_seconds;
@@ -283,18 +281,21 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--dir", a->dir, "where to make the scratch directory (default: current directory)");
   cmd->add_flag("--keep", a->keep, "keep the scratch directory");
   cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size, 16MB)");
-  cmd->add_option("--segments", a->segments, "segments per method and phase")->check(CLI::PositiveNumber);
+  cmd->add_option("--segments", a->segments, "segments per method and phase")->transform(integer_in(1, 100000));
   cmd->add_option("--write-size", a->write_size, "bytes per commit in the write phase");
   cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
   cmd->add_flag("--full", a->full, "write whole segments in the write phase");
   cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
-  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")->delimiter(',');
-  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row");
+  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
+      ->delimiter(',')
+      ->transform(integer_in(1, 1024));
+  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row")
+      ->transform(seconds_in(0, false, 86400));
   cmd->add_option("--switch-segment-size", a->switch_segment_size, "phase switch: segment size (default 1MB)");
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (at least 8)")
-      ->check(CLI::Range(8, 100000));
+      ->transform(integer_in(8, 100000));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });
 });

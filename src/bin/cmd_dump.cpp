@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include <fcntl.h>
 
@@ -99,7 +100,7 @@ void run_recover(const ReadArgs& a) {
 
 void add_common(CLI::App* cmd, ReadArgs& a) {
   cmd->add_option("--dir", a.dir, "WAL directory")->required();
-  cmd->add_option("--timeline", a.timeline, "timeline to read (decimal)");
+  cmd->add_option("--timeline", a.timeline, "timeline to read")->transform(integer_in(1, 0xFFFFFFFF));
   add_settings_options(*cmd, a.settings);
 }
 
@@ -108,7 +109,7 @@ RegisterCommand dump("dump", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("dump", "print the records of a WAL directory, as pg_waldump does");
   add_common(cmd, *a);
   cmd->add_option("--start", a->start, "first LSN (X/X; default: start of the WAL)");
-  cmd->add_option("--limit", a->limit, "stop after N records");
+  cmd->add_option("--limit", a->limit, "stop after N records (0: no limit)")->transform(integer_in(0, UINT64_MAX));
   cmd->callback([a] { run_dump(*a); });
 });
 
