@@ -46,7 +46,8 @@ BOOST_AUTO_TEST_CASE(LeadingZero_IsRefusedWithWhatToWriteAndNothingIsCreated) {
       BOOST_TEST(contains(r.err, opt.substr(0, opt.find(' ')) + ": "), r.err);
       BOOST_TEST(contains(r.err, "leading zero"), r.err);
       const std::string digits = opt.substr(opt.find(' ') + 2);  // "10" or "9"
-      BOOST_TEST(contains(r.err, "write " + digits + " for decimal or 0x" + digits + " for hexadecimal"), r.err);
+      const std::string hint = "write " + digits + " for decimal or 0x" + digits + " for hexadecimal";
+      BOOST_TEST(contains(r.err, hint), r.err);
       BOOST_TEST(entries(dir + "/wal").empty());
     }
   }
@@ -59,18 +60,26 @@ BOOST_AUTO_TEST_CASE(DecimalAndHexWithPrefix_AreReadAsWritten) {
   BOOST_TEST(r.status == 0, r.err);
   r = run("create --dir '" + dir + "/wal' --count 1 --start 0 " + kSmall);
   BOOST_TEST(r.status == 0, r.err);
-  BOOST_TEST((entries(dir + "/wal") == std::vector<std::string>{"000000010000000000000000", "00000001000000000000000A",
-                                                                "0000000A0000000000000010", "walseg.lock"}));
+  const std::vector<std::string> want = {"000000010000000000000000", "00000001000000000000000A",
+                                         "0000000A0000000000000010", "walseg.lock"};
+  BOOST_TEST((entries(dir + "/wal") == want));
 }
 
 BOOST_AUTO_TEST_CASE(EveryIntegerOptionOfEveryCommand_RefusesALeadingZero) {
   const std::string d = "--dir '" + dir + "/w'";
   const std::string bench = "bench --dir '" + dir + "/b' --phases create --segment-size 1MB ";
-  for (const std::string& cmd : std::vector<std::string>{
-           bench + "--segments 010", bench + "--clients 1,010", bench + "--switch-boundaries 010",
-        "create " + d + " --count 02 " + kSmall, "write " + d + " --records 010 -c walseg.segment_size=1MB",
-        "write " + d + " --clients 02 -c walseg.segment_size=1MB", "dump " + d + " --timeline 01",
-        "dump " + d + " --limit 010", "recover " + d + " --timeline 01"}) {
+  const std::vector<std::string> commands = {
+      bench + "--segments 010",
+      bench + "--clients 1,010",
+      bench + "--switch-boundaries 010",
+      "create " + d + " --count 02 " + kSmall,
+      "write " + d + " --records 010 -c walseg.segment_size=1MB",
+      "write " + d + " --clients 02 -c walseg.segment_size=1MB",
+      "dump " + d + " --timeline 01",
+      "dump " + d + " --limit 010",
+      "recover " + d + " --timeline 01",
+  };
+  for (const std::string& cmd : commands) {
     BOOST_TEST_CONTEXT(cmd) {
       auto r = run(cmd);
       BOOST_TEST(r.status == 2, r.err);
@@ -121,8 +130,9 @@ BOOST_AUTO_TEST_CASE(OutOfRangeAndNonNumbers_NameTheOptionAndAReadableRange) {
 
 BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   // CLI11's own codes came through: 106 for a missing --dir, 109 for an unknown option.
-  for (const std::string& args : std::vector<std::string>{"ls", "ls --dir '" + dir + "' --nope", "", "frobnicate",
-                                                         "show a b", "create --dir '" + dir + "/c' --method nope"}) {
+  const std::vector<std::string> usage_errors = {"ls", "ls --dir '" + dir + "' --nope", "", "frobnicate", "show a b",
+                                                 "create --dir '" + dir + "/c' --method nope"};
+  for (const std::string& args : usage_errors) {
     BOOST_TEST_CONTEXT(args) {
       auto r = run(args);
       BOOST_TEST(r.status == 2, r.err);
@@ -131,7 +141,8 @@ BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   }
   auto help = run("create --help");
   BOOST_TEST(help.status == 0, help.err);
-  BOOST_TEST(contains(help.out, "--start UINT:0 .. 72057594037927935; decimal without leading zeros, or 0x hex"), help.out);
+  BOOST_TEST(contains(help.out, "--start UINT:0 .. 72057594037927935; decimal without leading zeros, or 0x hex"),
+             help.out);
   auto runtime = run("ls --dir '" + dir + "/missing'");
   BOOST_TEST(runtime.status == 1, runtime.err);
   BOOST_TEST(contains(runtime.err, "No such file or directory"), runtime.err);
