@@ -62,7 +62,11 @@ void run_dump(const ReadArgs& a) {
   if (!a.start.empty()) {
     auto lsn = parse_lsn(a.start);
     if (!lsn) throw std::invalid_argument(fmt::format("invalid LSN \"{}\" for --start (expected X/X)", a.start));
-    r.seek(*lsn);
+    // pg_waldump's XLogFindNextRecord and its line, also on stdout, also not for a segment start.
+    const auto first = r.find_next_record(*lsn);
+    if (first && *first != *lsn && *lsn % r.segment_size_bytes() != 0)
+      fmt::print("first record is after {}, at {}, skipping over {} byte{}\n", format_lsn(*lsn),
+                 format_lsn(*first), *first - *lsn, *first - *lsn == 1 ? "" : "s");
   }
   WalRecord rec;
   std::uint64_t n = 0;
@@ -79,7 +83,10 @@ void run_dump(const ReadArgs& a) {
                fmt::format("custom{:03}", rec.rmid), tot, tot, rec.xid, rec.lsn >> 32, rec.lsn & 0xFFFFFFFF,
                rec.prev_lsn >> 32, rec.prev_lsn & 0xFFFFFFFF, rec.info & 0xF0, rec.rmid);
   }
-  if (a.limit == 0 || n < a.limit) fmt::print("end of WAL: {}\n", describe(r.stop()));
+  if (a.limit == 0 || n < a.limit) {
+    fmt::print("end of WAL: {}\n", describe(r.stop()));
+    if (r.stop().corruption) exit_status() = 2;  // as recover, for what dump has just found
+  }
 }
 
 void run_recover(const ReadArgs& a) {
