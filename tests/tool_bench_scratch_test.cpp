@@ -1,5 +1,5 @@
 // Tests of `walseg bench`'s scratch directory (src/bin/bench_scratch.cpp, cmd_bench.cpp,
-// bench_signals.cpp), run as a user would run it (tool_process.h): the scratch is a fresh
+// bench_stop.cpp), run as a user would run it (tool_process.h): the scratch is a fresh
 // directory of its own, never one that was already there; only what bench made is removed,
 // at the end and when it is interrupted (SIGINT, SIGTERM, its reader gone); an interrupted
 // bench stops promptly and exits 128 + the signal's number. Runs are the smallest that still

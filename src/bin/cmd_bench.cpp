@@ -344,8 +344,8 @@ void run_bench(const BenchArgs& a) {
 RegisterCommand reg("bench", [](CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "measure segment creation and commit cost per init method");
-  cmd->add_option("--dir", a->dir, "where to make the scratch directory (default: current directory)");
-  cmd->add_flag("--keep", a->keep, "keep the scratch directory");
+  cmd->add_option("--dir", a->dir, "where to make the scratch directory walseg-bench-XXXXXX (default: .)");
+  cmd->add_flag("--keep", a->keep, "keep the scratch directory and everything bench made in it");
   cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size, 16MB)");
   cmd->add_option("--segments", a->segments, "segments per method and phase")->transform(integer_in(1, 100000));
   cmd->add_option("--write-size", a->write_size, "bytes per commit in the write phase");
