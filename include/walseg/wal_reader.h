@@ -112,6 +112,17 @@ class WalReader {
   /// only required to have xl_prev below its own LSN. Throws Error (EINVAL) for a position
   /// that can hold neither (unaligned, inside a page header).
   void seek(Lsn lsn);
+  /// Positions the reader at the first record that begins at or after lsn, as PostgreSQL's
+  /// XLogFindNextRecord does for pg_waldump --start: from the start of lsn's page it skips
+  /// the rest of a record continued from earlier pages (xlp_rem_len, as seek does), then reads
+  /// records until one begins at or after lsn. Any lsn is accepted: a record's start, a
+  /// position inside a record or a page header, a page boundary. The records passed over are
+  /// checked like any others, and the one found must link back to the last of them.
+  /// Returns the found record's LSN, which next() returns first. Returns nullopt when reading
+  /// stops before one is found (damage, or the end of WAL before lsn): then next() returns
+  /// false and stop() says why, classified as for next(). Clears a previous stop. Throws only
+  /// for I/O errors.
+  std::optional<Lsn> find_next_record(Lsn lsn);
   /// Reads the next record into *record and returns true, or returns false once stopped
   /// (then stop() says why; further calls keep returning false). Throws only for I/O errors.
   bool next(WalRecord* record);

@@ -2,16 +2,25 @@
 //
 // A phase turns the bench's settings into rows; cmd_bench.cpp prints the rows as a table in the
 // manner of pg_test_fsync, writes them as JSON, and derives the closing verdict from them.
+// Phases work in directories of the scratch (bench_scratch.h), remove what they made as they
+// go, and stop by BenchInterrupted when a stop signal arrives (bench_stop.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "bench_scratch.h"
+#include "bench_stop.h"
 #include "walseg/config.h"
 #include "walseg/directory.h"
 #include "walseg/fs_info.h"
 #include "tool_util.h"
+
+namespace walseg {
+class SegmentManager;
+}  // namespace walseg
 
 namespace walseg::tool {
 
@@ -62,26 +71,32 @@ struct Row {
 Row latency_row(std::string phase, std::string method, std::vector<double>& us,
                 std::uint64_t bytes_per_op, double wall_seconds = 0);
 
-/// A phase's working directory: `root`/<phase>/<method>, created fresh.
-Directory phase_dir(const std::string& root, const std::string& phase, const std::string& method);
+/// A phase's working directory: <phase>/<method> in the scratch, made fresh (what bench made
+/// there before is removed first).
+Directory phase_dir(Scratch& scratch, const std::string& phase, const std::string& method);
 
 /// Phase `create`: each method's durable creation, plus pg14/pg16 references and recycle.
-std::vector<Row> bench_create(const BenchSettings& s, const std::string& root);
+std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch);
 /// Phase `write`: write_size pwrite + sync into fresh segments of each method, a recycled
 /// segment, and plain append.
-std::vector<Row> bench_write(const BenchSettings& s, const std::string& root);
+std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch);
 
 /// Phase `switch`: one writer appending across segment boundaries with the segment manager
 /// unpooled, pooled and refilled only by recycling; boundary vs ordinary append latency.
-std::vector<Row> bench_switch(const BenchSettings& s, const std::string& root);
+std::vector<Row> bench_switch(const BenchSettings& s, Scratch& scratch);
 
 /// Phase `append`: one writer, write_size records each flushed, through WalWriter into
 /// segments made by each method, for each io_method.
-std::vector<Row> bench_append(const BenchSettings& s, const std::string& root);
+std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch);
 /// Phase `commit`: K clients appending and flushing (group commit), per io_method.
-std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root);
+std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch);
 
-/// Progress line on stderr (only when s.progress).
+/// SegmentManager::wait_ready in 100 ms steps, so that a stop signal is not kept waiting for
+/// a whole pool: returns what wait_ready returned, or throws BenchInterrupted.
+std::size_t wait_ready_or_stop(SegmentManager& m, std::size_t n, std::chrono::seconds timeout);
+
+/// Progress line on stderr (only when s.progress); first throws BenchInterrupted if a stop
+/// signal has arrived, since every phase calls it at each step.
 void progress(const BenchSettings& s, const std::string& phase, const std::string& method,
               int done, int total);
 

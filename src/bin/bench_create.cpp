@@ -7,7 +7,6 @@
 // differs, so the PostgreSQL reference rows compare fills, not protocols.
 #include <sys/uio.h>
 
-#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -55,26 +54,28 @@ struct Series {
 
 }  // namespace
 
-Directory phase_dir(const std::string& root, const std::string& phase, const std::string& method) {
-  std::string path = root + "/" + phase + "/" + method;
-  std::filesystem::remove_all(path);
-  return Directory::open(path, true);
+Directory phase_dir(Scratch& scratch, const std::string& phase, const std::string& method) {
+  const std::string rel = phase + "/" + method;
+  scratch.remove(rel);  // a phase run twice (--phases create,create) starts afresh
+  return Directory::open(scratch.make_dir(rel));
 }
 
-std::vector<Row> bench_create(const BenchSettings& s, const std::string& root) {
+std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch) {
   std::vector<Series> series;
   for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), false, m, {}, {}, {}, 0, 0, {}, {}});
   series.push_back(Series{kPg14Reference, true, std::nullopt, pg14_fill, {}, {}, 0, 0, {}, {}});
   series.push_back(Series{kPg16Reference, true, std::nullopt, pg16_fill, {}, {}, 0, 0, {}, {}});
   series.push_back(Series{kRecycle, false, std::nullopt, {}, {}, {}, 0, 0, {}, {}});
-  for (auto& se : series) se.dir = phase_dir(root, "create", se.name);
+  for (auto& se : series) se.dir = phase_dir(scratch, "create", se.name);
 
   const std::uint64_t size = s.segment_size;
   const SegNo n = static_cast<SegNo>(s.segments);
   // Recycling needs complete, written segments to rename: make them first, untimed.
   Series& rec = series.back();
-  for (SegNo i = 1; i <= n; ++i)
+  for (SegNo i = 1; i <= n; ++i) {
+    check_stop();
     create_segment(rec.dir, segment_file_name(1, i, size), size, AllocOptions{.method = InitMethod::kZeroWrite, .fallback = s.config.fallocate_fallback});
+  }
 
   for (SegNo i = 1; i <= n; ++i) {
     for (auto& se : series) {

@@ -15,7 +15,6 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -97,7 +96,8 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
     for (SegNo i = 1; i <= 3; ++i) m.next_segment(i);  // created now, recycled from then on
     m.retire(3);
   } else if (name == "pooled") {
-    m.wait_ready(static_cast<std::size_t>(o.config.prealloc_segments), std::chrono::seconds(60));
+    wait_ready_or_stop(m, static_cast<std::size_t>(o.config.prealloc_segments),
+                       std::chrono::seconds(60));
   }
   ConfigRun run;
   std::vector<char> rec(s.write_size, '\x6b');
@@ -110,6 +110,7 @@ ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::
   std::uint64_t off = 0;
   Checkpointer ckpt(m);
   for (int crossed = 0; crossed < boundaries;) {
+    check_stop();
     auto t0 = Clock::now();
     bool boundary = off + s.write_size > size;
     if (boundary) {
@@ -158,13 +159,14 @@ void print_stats(const std::string& name, const ManagerStats& st, std::vector<do
 
 }  // namespace
 
-std::vector<Row> bench_switch(const BenchSettings& s, const std::string& root) {
+std::vector<Row> bench_switch(const BenchSettings& s, Scratch& scratch) {
   std::vector<Row> rows;
   std::vector<std::tuple<std::string, ManagerStats, std::vector<double>>> stats;
   for (const std::string name : {"unpooled", "pooled", "recycled"}) {
-    std::string dir = root + "/switch/" + name;
-    ConfigRun run = run_config(s, dir, name);
-    std::filesystem::remove_all(dir);
+    const std::string rel = std::string("switch/") + name;
+    scratch.remove(rel);
+    ConfigRun run = run_config(s, scratch.make_dir(rel), name);
+    scratch.remove(rel);
     for (const char* kind : {"boundary", "ordinary"}) {
       auto& v = std::string(kind) == "boundary" ? run.boundary : run.ordinary;
       Row row = latency_row("switch", name == "recycled" ? "recycle" : std::string(to_string(run.stats.method)), v,

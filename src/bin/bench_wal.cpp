@@ -8,7 +8,6 @@
 // default) the steady state writes into recycled segments, as a PostgreSQL server does.
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -22,6 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Stops the clients of run_clients at a stop signal; the phase then throws by check_stop().
+bool stop_requested() { return stop_signal() != 0; }
+
 Config wal_config(const BenchSettings& s, InitMethod method, IoMethod io) {
   Config c = s.config;
   c.segment_size_bytes = s.segment_size;
@@ -33,15 +35,28 @@ Config wal_config(const BenchSettings& s, InitMethod method, IoMethod io) {
 
 }  // namespace
 
-std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
+std::size_t wait_ready_or_stop(SegmentManager& m, std::size_t n, std::chrono::seconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto step = Clock::now();
+    const std::size_t ready = m.wait_ready(n, std::chrono::milliseconds(100));
+    // Short well before the step's end: the preallocator failed, which the caller reports.
+    const auto now = Clock::now();
+    if (ready >= n || now >= deadline || now - step < std::chrono::milliseconds(90)) return ready;
+    check_stop();
+  }
+}
+
+std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
   std::vector<Row> rows;
   const std::uint64_t commits = std::max<std::uint64_t>(1, s.write_bytes * static_cast<std::uint64_t>(s.segments) / s.write_size);
   for (IoMethod io : {IoMethod::kPwrite, IoMethod::kIoUring}) {
     for (InitMethod m : s.methods) {
       std::string name(to_string(m));
       progress(s, "append", fmt::format("{} {}", name, to_string(io)), 0, 1);
-      std::string dir = fmt::format("{}/append/{}-{}", root, name, to_string(io));
-      std::filesystem::remove_all(dir);
+      const std::string rel = fmt::format("append/{}-{}", name, to_string(io));
+      scratch.remove(rel);
+      const std::string dir = scratch.make_dir(rel);
       ClientRun meas;
       std::string used;
       std::uint64_t created_while = 0;
@@ -62,18 +77,20 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
         c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
         c.min_size_bytes = std::min(c.min_size_bytes, c.max_size_bytes);  // unused: no recycling
         auto wal = Wal::open(dir, c);
-        if (std::size_t ready = wal->manager().wait_ready(ahead, std::chrono::seconds(120)); ready < ahead) {
+        const std::size_t ready = wait_ready_or_stop(wal->manager(), ahead, std::chrono::seconds(120));
+        if (ready < ahead) {
           wal->manager().throw_if_failed();  // the preallocator's own error (ENOSPC, ...) first
           throw Error(ETIMEDOUT, "prepare", dir,
                       fmt::format("bench append: only {} of {} segments were ready in \"{}\" after 120 s",
                                   ready, ahead, dir));
         }
         const std::uint64_t created_before = wal->manager().stats().create.count;
-        meas = run_clients(wal->writer(), s.write_size, 1, commits, 0);
+        meas = run_clients(wal->writer(), s.write_size, 1, commits, 0, 0, stop_requested);
+        check_stop();
         created_while = wal->manager().stats().create.count - created_before;
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
       }
-      std::filesystem::remove_all(dir);
+      scratch.remove(rel);
       Row row = latency_row("append", name, meas.us, s.write_size, meas.seconds);
       row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
@@ -84,13 +101,14 @@ std::vector<Row> bench_append(const BenchSettings& s, const std::string& root) {
   return rows;
 }
 
-std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root) {
+std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch) {
   std::vector<Row> rows;
   for (int clients : s.clients) {
     for (IoMethod io : {IoMethod::kPwrite, IoMethod::kIoUring}) {
       progress(s, "commit", fmt::format("{} clients {}", clients, to_string(io)), 0, 1);
-      std::string dir = fmt::format("{}/commit/{}-{}", root, clients, to_string(io));
-      std::filesystem::remove_all(dir);
+      const std::string rel = fmt::format("commit/{}-{}", clients, to_string(io));
+      scratch.remove(rel);
+      const std::string dir = scratch.make_dir(rel);
       ClientRun meas;
       std::string method;
       {
@@ -98,10 +116,13 @@ std::vector<Row> bench_commit(const BenchSettings& s, const std::string& root) {
         c.recycle = s.config.recycle;  // a steady workload: recycling as configured
         auto wal = Wal::open(dir, c);
         method = std::string(to_string(wal->manager().stats().method));
-        wal->manager().wait_ready(static_cast<std::size_t>(c.prealloc_segments), std::chrono::seconds(60));
-        meas = run_clients(wal->writer(), s.write_size, clients, 0, s.commit_seconds, c.segment_size_bytes);
+        wait_ready_or_stop(wal->manager(), static_cast<std::size_t>(c.prealloc_segments),
+                           std::chrono::seconds(60));
+        meas = run_clients(wal->writer(), s.write_size, clients, 0, s.commit_seconds, c.segment_size_bytes,
+                           stop_requested);
+        check_stop();
       }
-      std::filesystem::remove_all(dir);
+      scratch.remove(rel);
       Row row = latency_row("commit", method, meas.us, s.write_size, meas.seconds);
       row.io = std::string(to_string(io));
       row.clients = clients;

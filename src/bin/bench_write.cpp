@@ -61,11 +61,11 @@ std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, c
 
 }  // namespace
 
-std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
+std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
   std::vector<Series> series;
   for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), m, {}, {}, {}, {}, 0});
   series.push_back(Series{kRecycled, InitMethod::kZeroWrite, {}, {}, kRecycled, {}, 0});
-  for (auto& se : series) se.dir = phase_dir(root, "write", se.name);
+  for (auto& se : series) se.dir = phase_dir(scratch, "write", se.name);
 
   const std::uint64_t size = s.segment_size;
   const std::uint64_t bytes = std::min(s.write_bytes, size);
@@ -89,7 +89,8 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
       }
       files.emplace_back(name, File::open(se.dir.path_of(name), open_flags(s.config.sync_method)));
     }
-    for (std::uint64_t off = 0; off + s.write_size <= bytes; off += s.write_size)
+    for (std::uint64_t off = 0; off + s.write_size <= bytes; off += s.write_size) {
+      check_stop();  // a segment's commits take seconds on a slow disk
       for (std::size_t k = 0; k < series.size(); ++k) {
         File& f = files[k].second;
         auto t0 = Clock::now();
@@ -97,6 +98,7 @@ std::vector<Row> bench_write(const BenchSettings& s, const std::string& root) {
         sync(f, s.config.sync_method);
         series[k].us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
       }
+    }
     for (std::size_t k = 0; k < series.size(); ++k) {
       files[k].second.close();
       series[k].dir.unlink(files[k].first);  // keeps the phase's disk use to one segment per method

@@ -54,7 +54,8 @@ class Checkpointer {
 }  // namespace
 
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
-                      double seconds, std::uint64_t checkpoint_segment_bytes) {
+                      double seconds, std::uint64_t checkpoint_segment_bytes,
+                      const std::function<bool()>& stop) {
   std::vector<std::byte> payload(payload_bytes, std::byte{0x5a});
   std::atomic<std::uint64_t> issued{0};
   std::mutex mu;
@@ -68,7 +69,8 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
     threads.emplace_back([&] {
       std::vector<double> mine;
       try {
-        while (seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits) {
+        auto more = [&] { return seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits; };
+        while (more() && !(stop && stop())) {
           auto t = Clock::now();
           w.flush(w.append(payload));
           mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());

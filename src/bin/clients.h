@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "walseg/wal_writer.h"
@@ -20,7 +21,10 @@ struct ClientRun {
 /// truncate_before for every segment before the one being written once the writer is a
 /// quarter into it, as PostgreSQL's checkpoints do, so that with walseg.recycle = on the
 /// steady state runs on recycled segments instead of on a fill as fast as the WAL.
+/// stop (if set) is asked before each commit; once it returns true every client stops after
+/// its commit in progress and the run returns what was measured (bench's stop signals).
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
-                      double seconds, std::uint64_t checkpoint_segment_bytes = 0);
+                      double seconds, std::uint64_t checkpoint_segment_bytes = 0,
+                      const std::function<bool()>& stop = {});
 
 }  // namespace walseg::tool

@@ -1,18 +1,22 @@
 // walseg bench: the main job. Measures, on the filesystem of --dir, what each init method costs
 // to create a segment and what commits into such a segment cost, next to PostgreSQL's own fills,
 // and ends with a verdict a DBA can act on. Output is modelled on pg_test_fsync.
+#include <signal.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include "walseg/auto_method.h"
 #include "walseg/error.h"
@@ -151,9 +155,8 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
 
 // What walseg.init_method = auto decides by its own short probe in the same directory, so the
 // two can be compared in one run.
-nlohmann::json auto_choice(const std::string& root, const BenchSettings& s, const nlohmann::json& v) {
-  std::string dir = root + "/auto";
-  Directory d = Directory::open(dir, true);
+nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v) {
+  Directory d = Directory::open(scratch.make_dir("auto"));
   AutoDecision a = choose_init_method(d, s.config);
   bool agrees = v.contains("both") && v["both"] == std::string(to_string(a.method));
   fmt::print("  walseg.init_method = auto, probing this directory, chooses {}{}\n", to_string(a.method),
@@ -198,9 +201,6 @@ BenchSettings make_settings(const BenchArgs& a) {
       if (static_cast<InitMethod>(i) != InitMethod::kAuto) s.methods.push_back(static_cast<InitMethod>(i));
   s.progress = ::isatty(2) != 0;
   if (!a.clients.empty()) s.clients = a.clients;
-  for (int c : s.clients)
-    if (c < 1) throw std::invalid_argument("--clients: each count must be at least 1");
-  if (a.commit_seconds <= 0) throw std::invalid_argument("--commit-seconds must be greater than 0");
   if (s.write_bytes < s.write_size)
     throw std::invalid_argument(fmt::format("--write-bytes must be at least --write-size ({})", format_size(s.write_size)));
   s.commit_seconds = a.commit_seconds;
@@ -208,6 +208,95 @@ BenchSettings make_settings(const BenchArgs& a) {
   check_segment_size(s.switch_segment_size);
   s.switch_boundaries = a.switch_boundaries;
   return s;
+}
+
+// What the phases produced, for the JSON file.
+struct BenchResults {
+  FsInfo fs;
+  std::vector<Row> rows;
+  nlohmann::json verdict;
+};
+
+void print_phase(const std::vector<Row>& rows, const std::string& p, const BenchSettings& s) {
+  if (s.progress) fmt::print(stderr, "\r\033[K");
+  if (p == "create")
+    print_rows(rows, "create", "Segment creation (temp file, fill, fsync, rename, directory fsync), microseconds per segment:");
+  else if (p == "write")
+    print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
+                                          format_size(s.write_size), to_string(s.config.sync_method)));
+  else if (p == "switch")
+    print_switch_rows(rows, s);
+  else
+    print_wal_rows(rows, p, s);
+}
+
+BenchResults run_phases(const BenchSettings& s, const std::vector<std::string>& phases, Scratch& scratch) {
+  BenchResults res;
+  res.fs = fs_info(scratch.root());
+  print_header(s, phases, scratch.root(), res.fs);
+  for (const auto& p : phases) {
+    auto got = p == "create"   ? bench_create(s, scratch)
+               : p == "write"  ? bench_write(s, scratch)
+               : p == "switch" ? bench_switch(s, scratch)
+               : p == "append" ? bench_append(s, scratch)
+                               : bench_commit(s, scratch);
+    res.rows.insert(res.rows.end(), got.begin(), got.end());
+    print_phase(res.rows, p, s);
+  }
+  res.verdict = verdict(s, res.rows);
+  if (res.verdict.contains("both")) res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+  check_stop();
+  return res;
+}
+
+// Removes what bench made, unless --keep, and says what became of the scratch directory. After
+// a stop signal (signo != 0) it says so on stderr: stdout may be the closed pipe that stopped it,
+// and a closed pipe is not worth a word unless something was left.
+void finish_scratch(const BenchArgs& a, Scratch& scratch, int signo) {
+  const std::string why = signo != 0 ? fmt::format("interrupted by {}; ", signal_name(signo)) : "";
+  if (a.keep) {
+    if (signo != 0) fmt::print(stderr, "walseg bench: {}kept {}\n", why, scratch.root());
+    else fmt::print("\nkept {}\n", scratch.root());
+    return;
+  }
+  scratch.remove("");
+  if (const auto left = scratch.left(); !left.empty())
+    fmt::print(stderr,
+               "walseg bench: {}left the scratch directory \"{}\" in place: it holds what walseg bench did "
+               "not make ({}); everything bench made in it was removed\n",
+               why, scratch.root(), fmt::join(left, ", "));
+  else if (signo != 0 && signo != SIGPIPE)
+    fmt::print(stderr, "walseg bench: {}removed the scratch directory \"{}\"\n", why, scratch.root());
+}
+
+// After an error: the cleanup must not replace the error being reported.
+void finish_after_error(const BenchArgs& a, Scratch& scratch) noexcept {
+  try {
+    finish_scratch(a, scratch, 0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "walseg bench: could not remove the scratch directory \"%s\": %s\n",
+                 scratch.root().c_str(), e.what());
+  }
+}
+
+void write_json(const std::string& path, const BenchSettings& s, const BenchResults& res) {
+  nlohmann::json out;
+  out["tool"] = "walseg bench";
+  out["segment_size"] = s.segment_size;
+  out["write_size"] = s.write_size;
+  out["write_bytes"] = std::min(s.write_bytes, s.segment_size);
+  out["segments"] = s.segments;
+  out["sync_method"] = to_string(s.config.sync_method);
+  const FsInfo& fs = res.fs;
+  out["filesystem"] = {{"type", fs.type_name}, {"block_size", fs.block_size},
+                       {"copy_on_write", fs.copy_on_write}, {"mount_point", fs.mount_point},
+                       {"mount_options", fs.mount_options}, {"device", fs.device}};
+  out["rows"] = nlohmann::json::array();
+  for (const Row& r : res.rows) out["rows"].push_back(row_json(r, fs));
+  out["verdict"] = res.verdict;
+  std::ofstream f(path);
+  f << out.dump(2) << "\n";
+  if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path, errno_text(errno)));
 }
 
 void run_bench(const BenchArgs& a) {
@@ -222,79 +311,57 @@ void run_bench(const BenchArgs& a) {
     if (!probe)
       throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
   }
-  // Always a directory of our own, so cleanup never removes anything the user had.
-  std::string parent = a.dir.empty() ? std::string(".") : a.dir;
-  std::string root = fmt::format("{}/walseg-bench-{}", parent, ::getpid());
-  Directory::open(root, true);
-  FsInfo fs = fs_info(root);
-  print_header(s, phases, root, fs);
-  std::vector<Row> rows;
-  nlohmann::json v;
+  StopSignals stop;  // before any thread is started, so that every thread inherits the block
+  Scratch scratch = Scratch::create(a.dir.empty() ? std::string(".") : a.dir);
+  BenchResults res;
+  int signo = 0;
   try {
-    for (const auto& p : phases) {
-      auto got = p == "create"   ? bench_create(s, root)
-                 : p == "write"  ? bench_write(s, root)
-                 : p == "switch" ? bench_switch(s, root)
-                 : p == "append" ? bench_append(s, root)
-                                 : bench_commit(s, root);
-      rows.insert(rows.end(), got.begin(), got.end());
-      if (s.progress) fmt::print(stderr, "\r\033[K");
-      if (p == "create")
-        print_rows(rows, "create", "Segment creation (temp file, fill, fsync, rename, directory fsync), microseconds per segment:");
-      else if (p == "write")
-        print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
-                                              format_size(s.write_size), to_string(s.config.sync_method)));
-      else if (p == "switch")
-        print_switch_rows(rows, s);
-      else
-        print_wal_rows(rows, p, s);
+    res = run_phases(s, phases, scratch);
+  } catch (const BenchInterrupted& e) {
+    signo = e.signo();
+  } catch (const std::system_error& e) {
+    // fmt's EPIPE from stdout: its reader is gone (`walseg bench | head -1`), and SIGPIPE is
+    // blocked, so this is where the shell's SIGPIPE would have been.
+    if (e.code().value() != EPIPE) {
+      finish_after_error(a, scratch);
+      throw;
     }
-    v = verdict(s, rows);
-    if (v.contains("both")) v["auto"] = auto_choice(root, s, v);
+    signo = SIGPIPE;
   } catch (...) {
-    if (!a.keep) std::filesystem::remove_all(root);
+    finish_after_error(a, scratch);
     throw;
   }
-  if (!a.keep) std::filesystem::remove_all(root);
-  else fmt::print("\nkept {}\n", root);
-  if (!a.json.empty()) {
-    nlohmann::json out;
-    out["tool"] = "walseg bench";
-    out["segment_size"] = s.segment_size;
-    out["write_size"] = s.write_size;
-    out["write_bytes"] = std::min(s.write_bytes, s.segment_size);
-    out["segments"] = s.segments;
-    out["sync_method"] = to_string(s.config.sync_method);
-    out["filesystem"] = {{"type", fs.type_name}, {"block_size", fs.block_size},
-                         {"copy_on_write", fs.copy_on_write}, {"mount_point", fs.mount_point},
-                         {"mount_options", fs.mount_options}, {"device", fs.device}};
-    out["rows"] = nlohmann::json::array();
-    for (const Row& r : rows) out["rows"].push_back(row_json(r, fs));
-    out["verdict"] = v;
-    std::ofstream f(a.json);
-    f << out.dump(2) << "\n";
-    if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", a.json, errno_text(errno)));
+  check_stdout_reader();
+  if (signo == 0) signo = stop_signal();  // one that arrived after the last check
+  finish_scratch(a, scratch, signo);
+  if (signo != 0) {
+    exit_status() = 128 + signo;  // as a shell reports a process killed by that signal
+    return;
   }
+  if (!a.json.empty()) write_json(a.json, s, res);
 }
 
 RegisterCommand reg("bench", [](CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "measure segment creation and commit cost per init method");
-  cmd->add_option("--dir", a->dir, "where to make the scratch directory (default: current directory)");
-  cmd->add_flag("--keep", a->keep, "keep the scratch directory");
+  cmd->add_option("--dir", a->dir, "where to make the scratch directory walseg-bench-XXXXXX (default: .)");
+  cmd->add_flag("--keep", a->keep, "keep the scratch directory and everything bench made in it");
   cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size, 16MB)");
-  cmd->add_option("--segments", a->segments, "segments per method and phase")->check(CLI::PositiveNumber);
+  cmd->add_option("--segments", a->segments, "segments per method and phase")->transform(integer_in(1, 100000));
   cmd->add_option("--write-size", a->write_size, "bytes per commit in the write phase");
   cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
   cmd->add_flag("--full", a->full, "write whole segments in the write phase");
   cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
-  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")->delimiter(',');
-  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row");
+  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
+      ->delimiter(',')
+      ->transform(integer_in(1, 1024));
+  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row")
+      ->transform(seconds_in(0, false, 86400));
   cmd->add_option("--switch-segment-size", a->switch_segment_size, "phase switch: segment size (default 1MB)");
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (at least 8)")
-      ->check(CLI::Range(8, 100000));
+      ->transform(integer_in(8, 100000));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });
 });
@@ -316,6 +383,7 @@ Row latency_row(std::string phase, std::string method, std::vector<double>& us,
 }
 
 void progress(const BenchSettings& s, const std::string& phase, const std::string& method, int done, int total) {
+  check_stop();
   if (s.progress) fmt::print(stderr, "\r\033[K{}: {} {}/{}", phase, method, done, total);
 }
 

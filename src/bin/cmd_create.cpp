@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/error.h"
@@ -87,10 +88,10 @@ RegisterCommand reg("create", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("create", "create segments durably by one init method");
   cmd->add_option("--dir", args->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--method", args->method, "init method (default: walseg.init_method)");
-  cmd->add_option("--count", args->count, "number of segments")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--count", args->count, "number of segments")->transform(integer_in(1, 1000000));
   cmd->add_option("--segment-size", args->segment_size, "segment size, e.g. 16MB (default: walseg.segment_size)");
-  cmd->add_option("--timeline", args->timeline, "timeline id (decimal)")->check(CLI::Range(1u, 0xFFFFFFFFu));
-  cmd->add_option("--start", args->start, "first segment number")->check(CLI::Range(SegNo{0}, SegNo{0xFFFFFFFFFFFFFF}));
+  cmd->add_option("--timeline", args->timeline, "timeline id")->transform(integer_in(1, 0xFFFFFFFF));
+  cmd->add_option("--start", args->start, "first segment number")->transform(integer_in(0, 0xFFFFFFFFFFFFFF));
   add_settings_options(*cmd, args->settings);
   cmd->callback([args] { run_create(*args); });
 });

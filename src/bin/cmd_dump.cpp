@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include <fcntl.h>
 
@@ -63,7 +64,11 @@ void run_dump(const ReadArgs& a) {
   if (!a.start.empty()) {
     auto lsn = parse_lsn(a.start);
     if (!lsn) throw std::invalid_argument(fmt::format("invalid LSN \"{}\" for --start (expected X/X)", a.start));
-    r.seek(*lsn);
+    // pg_waldump's XLogFindNextRecord and its line, also on stdout, also not for a segment start.
+    const auto first = r.find_next_record(*lsn);
+    if (first && *first != *lsn && *lsn % r.segment_size_bytes() != 0)
+      fmt::print("first record is after {}, at {}, skipping over {} byte{}\n", format_lsn(*lsn),
+                 format_lsn(*first), *first - *lsn, *first - *lsn == 1 ? "" : "s");
   }
   WalRecord rec;
   std::uint64_t n = 0;
@@ -80,7 +85,10 @@ void run_dump(const ReadArgs& a) {
                fmt::format("custom{:03}", rec.rmid), tot, tot, rec.xid, rec.lsn >> 32, rec.lsn & 0xFFFFFFFF,
                rec.prev_lsn >> 32, rec.prev_lsn & 0xFFFFFFFF, rec.info & 0xF0, rec.rmid);
   }
-  if (a.limit == 0 || n < a.limit) fmt::print("end of WAL: {}\n", describe(r.stop()));
+  if (a.limit == 0 || n < a.limit) {
+    fmt::print("end of WAL: {}\n", describe(r.stop()));
+    if (r.stop().corruption) exit_status() = 2;  // as recover, for what dump has just found
+  }
 }
 
 void run_recover(const ReadArgs& a) {
@@ -101,7 +109,8 @@ void run_recover(const ReadArgs& a) {
 
 void add_common(CLI::App* cmd, ReadArgs& a) {
   cmd->add_option("--dir", a.dir, "WAL directory")->required();
-  cmd->add_option("--timeline", a.timeline, "timeline to read (decimal; default: the WAL's, from walseg.control)");
+  cmd->add_option("--timeline", a.timeline, "timeline to read (default: the WAL's, from walseg.control)")
+      ->transform(integer_in(1, 0xFFFFFFFF));
   add_settings_options(*cmd, a.settings);
 }
 
@@ -110,7 +119,7 @@ RegisterCommand dump("dump", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("dump", "print the records of a WAL directory, as pg_waldump does");
   add_common(cmd, *a);
   cmd->add_option("--start", a->start, "first LSN (X/X; default: start of the WAL)");
-  cmd->add_option("--limit", a->limit, "stop after N records");
+  cmd->add_option("--limit", a->limit, "stop after N records (0: no limit)")->transform(integer_in(0, UINT64_MAX));
   cmd->callback([a] { run_dump(*a); });
 });
 

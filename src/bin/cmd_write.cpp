@@ -5,6 +5,7 @@
 
 #include "clients.h"
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/wal.h"
@@ -47,10 +48,11 @@ RegisterCommand reg("write", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("write", "append records with K clients, each commit flushed (group commit)");
   cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--records", a->records, "records to write in total (ignored with --seconds)")
-      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
+      ->transform(integer_in(1, std::uint64_t{1} << 40));
   cmd->add_option("--record-size", a->record_size, "payload bytes per record, e.g. 100 or 8kB");
-  cmd->add_option("--clients", a->clients, "concurrent clients")->check(CLI::Range(1, 1024));
-  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--clients", a->clients, "concurrent clients")->transform(integer_in(1, 1024));
+  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (0: use --records)")
+      ->transform(seconds_in(0, true, 86400));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_write(*a); });
 });

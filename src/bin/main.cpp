@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <stdexcept>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,6 +22,10 @@ int& exit_status() {
 }
 }  // namespace walseg::tool
 
+namespace {
+constexpr int kUsageError = 2;
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace walseg::tool;
   // Line-buffered even into a file, so that log lines (stderr) fall between table rows, not
@@ -35,7 +40,15 @@ int main(int argc, char** argv) {
     walseg::failpoint::arm_from_environment();
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11's own codes (105 for a bad value, 106 for a missing option, 109 for an unknown
+    // one, ...) mean nothing to a script: 0 for --help, 2 for every usage error, as getopt
+    // tools and `walseg check-config` without a file do.
+    return app.exit(e) == 0 ? 0 : kUsageError;
+  } catch (const std::invalid_argument& e) {
+    // The subcommands' own checks of their options (sizes, method names, LSNs, phases): also
+    // usage errors. The library never throws this type (its errors are walseg::Error).
+    std::fprintf(stderr, "walseg: %s\n", e.what());
+    return kUsageError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return 1;

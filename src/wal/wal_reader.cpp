@@ -200,6 +200,31 @@ void WalReader::seek(Lsn lsn) {
   m.pos = lsn;
 }
 
+std::optional<Lsn> WalReader::find_next_record(Lsn lsn) {
+  Impl& m = *impl_;
+  seek(lsn - lsn % m.blk());
+  if (!m.lowest_segno) return std::nullopt;  // next() says that there is no segment
+  DecodedRecord d;
+  ReadFailure f;
+  for (;;) {
+    const Lsn at = m.pos;
+    const std::optional<Lsn> prev = m.prev;
+    if (!m.records.read(at, prev, &d, &f)) {
+      m.stop_at(f);
+      return std::nullopt;
+    }
+    if (d.lsn >= lsn) {
+      // Back to where this record was read from (its page boundary, perhaps), so that next()
+      // returns it: a second read of its pages, once per call.
+      m.pos = at;
+      m.prev = prev;
+      return d.lsn;
+    }
+    m.prev = d.lsn;
+    m.pos = d.end_lsn;
+  }
+}
+
 bool WalReader::next(WalRecord* record) {
   Impl& m = *impl_;
   if (m.stopped) return false;

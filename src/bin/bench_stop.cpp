@@ -1,0 +1,85 @@
+// Stop signals of walseg bench (bench_stop.h).
+#include "bench_stop.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <system_error>
+
+namespace walseg::tool {
+namespace {
+
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+
+// Written by the watcher thread (or request_stop), read by the phases: a plain atomic, since
+// no signal handler ever touches it.
+std::atomic<int> g_stop_signal{0};
+
+sigset_t stop_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : kStopSignals) sigaddset(&set, s);
+  return set;
+}
+
+}  // namespace
+
+StopSignals::StopSignals() {
+  const sigset_t set = stop_set();
+  if (int e = ::pthread_sigmask(SIG_BLOCK, &set, nullptr); e != 0)
+    throw std::system_error(e, std::generic_category(), "could not block signals");
+  watcher_ = std::thread([this] { watch(); });
+}
+
+StopSignals::~StopSignals() {
+  quit_ = true;
+  watcher_.join();
+}
+
+// Polls with a 100 ms timeout instead of waiting forever, so that the destructor can stop it
+// without sending a signal of its own.
+void StopSignals::watch() {
+  const sigset_t set = stop_set();
+  const timespec step{0, 100'000'000};
+  while (!quit_) {
+    const int sig = ::sigtimedwait(&set, nullptr, &step);
+    if (sig > 0) request_stop(sig);
+    else check_stdout_reader();
+  }
+}
+
+void check_stdout_reader() {
+  struct stat st{};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) return;
+  pollfd p{STDOUT_FILENO, POLLOUT, 0};
+  if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)) != 0) request_stop(SIGPIPE);
+}
+
+int stop_signal() { return g_stop_signal.load(); }
+
+void request_stop(int signo) {
+  int none = 0;
+  g_stop_signal.compare_exchange_strong(none, signo);  // the first signal is the one to report
+}
+
+BenchInterrupted::BenchInterrupted(int signo)
+    : signo_(signo), what_("walseg bench interrupted by " + signal_name(signo)) {}
+
+void check_stop() {
+  if (int s = stop_signal(); s != 0) throw BenchInterrupted(s);
+}
+
+std::string signal_name(int signo) {
+  switch (signo) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGPIPE: return "SIGPIPE";
+    default: return "signal " + std::to_string(signo);
+  }
+}
+
+}  // namespace walseg::tool

@@ -1,0 +1,34 @@
+// How every integer and every seconds option of the walseg tool reads its value: one rule for
+// all subcommands, applied as a CLI11 transform before CLI11 converts the text.
+//
+// Integers are decimal ("10") or hexadecimal with 0x/0X ("0xA"). A leading zero ("010") is
+// refused, with what to write instead: CLI11, like C's strtol(…, 0), reads it as octal (8), and
+// a DBA who copies "00000010" out of a segment file name means hexadecimal 16; neither is
+// guessed. Seconds are plain decimal reals ("3", "0.5", "2e1"); nan, inf, hexadecimal floats and
+// values that overflow are refused. Every refusal names the option and the valid range.
+//
+// Not for: sizes ("16MB": parse_size_option in tool_util.h), LSNs, settings (-c, guc).
+// Thread-safety: the validators are values; call them from main's thread (CLI11 parses there).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace walseg::tool {
+
+/// Transform for an integer option in [min, max]: accepts decimal or 0x hex, rewrites the
+/// value to plain decimal (so that CLI11's own base-0 conversion sees no prefix and no leading
+/// zero), and otherwise returns CLI11 the reason. Also checks each item of a delimited list.
+CLI::Validator integer_in(std::uint64_t min, std::uint64_t max);
+
+/// Transform for a seconds option: a finite decimal real, greater than `min` (or equal to it
+/// when min_inclusive), at most `max`.
+CLI::Validator seconds_in(double min, bool min_inclusive, double max);
+
+/// Parses `text` as integer_in does. Returns "" and sets *value, or returns the reason.
+std::string parse_integer(const std::string& text, std::uint64_t min, std::uint64_t max,
+                          std::uint64_t* value);
+
+}  // namespace walseg::tool

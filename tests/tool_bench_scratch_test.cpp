@@ -1,0 +1,167 @@
+// Tests of `walseg bench`'s scratch directory (src/bin/bench_scratch.cpp, cmd_bench.cpp,
+// bench_stop.cpp), run as a user would run it (tool_process.h): the scratch is a fresh
+// directory of its own, never one that was already there; only what bench made is removed,
+// at the end and when it is interrupted (SIGINT, SIGTERM, its reader gone); an interrupted
+// bench stops promptly and exits 128 + the signal's number. Runs are the smallest that still
+// keep bench busy long enough to be interrupted. Skipped when the tool has not been built.
+#define BOOST_TEST_MODULE tool_bench_scratch
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tool_process.h"
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+// Every path under `dir`, relative to it, sorted.
+std::vector<std::string> tree(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    names.push_back(fs::relative(e.path(), dir).string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += n + " ";
+  return s;
+}
+
+std::string slurp(const std::string& path) {
+  std::ostringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// The scratch directory a running bench made in `parent` ("" until it appears).
+std::string wait_for_scratch(const std::string& parent, const std::string& except = "", double timeout_s = 10) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const auto& e : fs::directory_iterator(parent)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("walseg-bench-", 0) == 0 && name != except) return e.path().string();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return "";
+}
+
+std::vector<std::string> args_of(const std::string& dir, std::vector<std::string> more) {
+  std::vector<std::string> a = {"bench", "--dir", dir, "--segment-size", "1MB"};
+  a.insert(a.end(), more.begin(), more.end());
+  return a;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_bench_scratch, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(ADirectoryWithTheOldNamePattern_IsNeitherUsedNorTouched) {
+  // bench used walseg-bench-<pid> whether it existed or not (left by an interrupted run, and
+  // pids are reused), then removed everything in it.
+  const std::string parent = dir + "/p";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "create", "--segments", "2"}), dir + "/out", dir + "/err",
+                {.paused = true});
+  const std::string old_name = "walseg-bench-" + std::to_string(p.pid());
+  const std::string theirs = parent + "/" + old_name;
+  fs::create_directory(theirs);
+  std::ofstream(theirs + "/results.txt") << "last week's numbers\n";
+  p.resume();
+  const int status = p.wait(60);
+  BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+  BOOST_TEST((tree(parent) == std::vector<std::string>{old_name, old_name + "/results.txt"}));
+  BOOST_TEST(slurp(theirs + "/results.txt") == "last week's numbers\n");
+}
+
+BOOST_AUTO_TEST_CASE(SigintOrSigtermDuringARun_StopsPromptlyRemovesTheScratchAndExits128PlusSigno) {
+  // The default action killed bench and left its scratch directory (65-96 MB) behind.
+  struct Case {
+    int signo;
+    int status;
+    std::vector<std::string> phase;  // a commit loop, and a fill loop
+  };
+  const std::vector<Case> cases = {
+      {SIGINT, 130, {"--phases", "commit", "--clients", "1", "--commit-seconds", "20"}},
+      {SIGTERM, 143, {"--phases", "create", "--segments", "5000"}},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT("signal " << c.signo) {
+      const std::string parent = dir + "/p" + std::to_string(c.signo);
+      fs::create_directory(parent);
+      ToolProcess p(args_of(parent, c.phase), dir + "/out", dir + "/err");
+      BOOST_TEST_REQUIRE(!wait_for_scratch(parent).empty());
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      BOOST_TEST_REQUIRE(describe_status(p.wait(0)) == "still running");
+      const auto sent = std::chrono::steady_clock::now();
+      p.signal(c.signo);
+      const int status = p.wait(30);
+      const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+      BOOST_TEST(describe_status(status) == "exit " + std::to_string(c.status),
+                 describe_status(status) + "; " + slurp(dir + "/err"));
+      BOOST_TEST(took < 5.0);
+      BOOST_TEST(tree(parent).empty(), joined(tree(parent)));
+      BOOST_TEST(contains(slurp(dir + "/err"), "interrupted"), slurp(dir + "/err"));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ReaderGone_BenchPipedIntoHeadExits141AndLeavesNothing) {
+  // `walseg bench | head -1`: SIGPIPE killed bench at its next line and left the scratch.
+  const std::string parent = dir + "/p";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "create", "--segments", "4"}), dir + "/out", dir + "/err",
+                {.pipe_stdout = true});
+  BOOST_TEST(contains(p.read_line(), "walseg bench:"));
+  p.close_stdout();
+  const int status = p.wait(60);
+  BOOST_TEST(describe_status(status) == "exit 141", describe_status(status) + "; " + slurp(dir + "/err"));
+  BOOST_TEST(tree(parent).empty(), joined(tree(parent)));
+}
+
+BOOST_AUTO_TEST_CASE(FilesPlantedInTheScratchDuringTheRun_SurviveAndTheDirectoryIsLeftWithAMessage) {
+  // The end of the run removed the scratch directory recursively, with whatever was in it.
+  const std::string parent = dir + "/p";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "1"}),
+                dir + "/out", dir + "/err");
+  const std::string scratch = wait_for_scratch(parent);
+  BOOST_TEST_REQUIRE(!scratch.empty());
+  std::ofstream(scratch + "/notes.txt") << "mine\n";
+  // A file inside a directory bench made and works in.
+  for (int i = 0; i < 250 && !fs::exists(scratch + "/commit"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(scratch + "/commit/also-mine.txt") << "mine too\n";
+  const int status = p.wait(60);
+  BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+  const std::string name = fs::path(scratch).filename().string();
+  BOOST_TEST((tree(parent) == std::vector<std::string>{name, name + "/commit", name + "/commit/also-mine.txt",
+                                                       name + "/notes.txt"}));
+  BOOST_TEST(slurp(scratch + "/notes.txt") == "mine\n");
+  const std::string err = slurp(dir + "/err");
+  BOOST_TEST(contains(err, "\"" + scratch + "\""), err);
+  BOOST_TEST(contains(err, "notes.txt"), err);
+  BOOST_TEST(contains(err, "commit/also-mine.txt"), err);
+}
+
+BOOST_AUTO_TEST_CASE(KeepOption_KeepsEverything) {
+  auto r = run("bench --dir '" + dir + "/p' --segment-size 1MB --phases create --segments 1 --keep");
+  BOOST_TEST(r.status == 0, r.err);
+  const std::string scratch = wait_for_scratch(dir + "/p", "", 0.1);
+  BOOST_TEST_REQUIRE(!scratch.empty());
+  BOOST_TEST(contains(r.out, "kept " + scratch));
+  BOOST_TEST(fs::exists(scratch + "/create/zero_write/000000010000000000000001"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,141 @@
+// Tests of `walseg dump` (src/bin/cmd_dump.cpp) on WAL that `walseg write` made, run as a user
+// would run it (tool_test_util.h): dump exits 2 when it stops on corruption, as recover does;
+// --start inside a record or on a page boundary starts at the first record that begins at or
+// after it and says so, as pg_waldump does (XLogFindNextRecord). Skipped when the tool has not
+// been built.
+#define BOOST_TEST_MODULE tool_dump
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+constexpr std::uint64_t kSegBytes = 1 << 20;
+constexpr std::uint64_t kPageBytes = 8192;
+const std::string kSettings = "-c walseg.segment_size=1MB -c walseg.prealloc_segments=0";
+
+std::string lsn_text(std::uint64_t lsn) { return fmt::format("{:X}/{:X}", lsn >> 32, lsn & 0xFFFFFFFF); }
+
+// The "lsn: X/Y" of every record line dump printed, in order.
+std::vector<std::uint64_t> record_lsns(const std::string& out) {
+  std::vector<std::uint64_t> lsns;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    const auto at = line.find(", lsn: ");
+    unsigned hi = 0, lo = 0;
+    if (line.rfind("rmgr: ", 0) == 0 && at != std::string::npos &&
+        std::sscanf(line.c_str() + at + 7, "%X/%X", &hi, &lo) == 2)
+      lsns.push_back(std::uint64_t{hi} << 32 | lo);
+  }
+  return lsns;
+}
+
+struct DumpTest : ToolTest {
+  std::string wal = dir + "/wal";
+  std::vector<std::uint64_t> lsns;  // of every record written
+
+  // `walseg write` of n records of `size` bytes, then every record's LSN from a full dump.
+  void write_wal(int n, int size) {
+    auto w = run(fmt::format("write --dir '{}' --records {} --record-size {} {}", wal, n, size, kSettings));
+    BOOST_TEST_REQUIRE(w.status == 0, w.err);
+    auto d = run("dump --dir '" + wal + "'");
+    BOOST_TEST_REQUIRE(d.status == 0, d.err);
+    lsns = record_lsns(d.out);
+    BOOST_TEST_REQUIRE(lsns.size() == static_cast<std::size_t>(n));
+  }
+  // Inverts one byte of the WAL at `lsn` (timeline 1, 1 MB segments).
+  void flip(std::uint64_t lsn) {
+    const std::uint64_t segno = lsn / kSegBytes;
+    const std::string path = fmt::format("{}/{:08X}{:08X}{:08X}", wal, 1, segno / 4096, segno % 4096);
+    const int fd = ::open(path.c_str(), O_RDWR);
+    BOOST_TEST_REQUIRE(fd >= 0, path);
+    unsigned char b = 0;
+    BOOST_TEST_REQUIRE(::pread(fd, &b, 1, static_cast<off_t>(lsn % kSegBytes)) == 1);
+    b = static_cast<unsigned char>(~b);
+    BOOST_TEST_REQUIRE(::pwrite(fd, &b, 1, static_cast<off_t>(lsn % kSegBytes)) == 1);
+    ::close(fd);
+  }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_dump, DumpTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(HealthyWal_Exits0) {
+  write_wal(50, 100);
+  auto r = run("dump --dir '" + wal + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "end of WAL: invalid record length"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(CorruptionBeforeValidWal_Exits2AsRecoverDoes) {
+  // dump reported "corruption: the record at ... after it is valid" and exited 0.
+  write_wal(200, 100);
+  std::size_t k = 100;
+  while (lsns[k] % kPageBytes > kPageBytes - 128) ++k;  // a record within one page
+  flip(lsns[k] + 40);  // inside its payload: its CRC fails, and the record after it is valid
+  auto r = run("dump --dir '" + wal + "'");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(record_lsns(r.out).size() == k);
+  BOOST_TEST(contains(r.out, "incorrect resource manager data checksum in record at " + lsn_text(lsns[k])),
+             r.out);
+  BOOST_TEST(contains(r.out, "; corruption: "), r.out);
+  BOOST_TEST(run("recover --dir '" + wal + "'").status == 2);
+  // --limit stops before the damage: nothing was found, so nothing is reported.
+  auto limited = run("dump --dir '" + wal + "' --limit 10");
+  BOOST_TEST(limited.status == 0, limited.err);
+}
+
+BOOST_AUTO_TEST_CASE(StartInsideARecord_StartsAtTheNextRecordAndSaysWhere) {
+  // It read from the middle of the record as if a record began there and reported
+  // "corruption" on a healthy WAL.
+  write_wal(60, 100);
+  for (const std::uint64_t into : {8u, 24u, 100u}) {
+    BOOST_TEST_CONTEXT("bytes into record 20: " << into) {
+      const std::uint64_t start = lsns[20] + into;
+      auto r = run("dump --dir '" + wal + "' --start " + lsn_text(start));
+      BOOST_TEST(r.status == 0, r.err);
+      BOOST_TEST(!contains(r.out, "corruption"), r.out);
+      const std::string said = fmt::format("first record is after {}, at {}, skipping over {} bytes\n",
+                                           lsn_text(start), lsn_text(lsns[21]), lsns[21] - start);
+      BOOST_TEST(r.out.rfind(said, 0) == 0u, r.out);
+      BOOST_TEST((record_lsns(r.out) == std::vector<std::uint64_t>(lsns.begin() + 21, lsns.end())));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(StartOnAPageBoundaryInsideARecord_SkipsTheContinuation) {
+  write_wal(40, 3000);  // records cross pages
+  const std::uint64_t page = lsns[0] - lsns[0] % kPageBytes + 2 * kPageBytes;
+  std::size_t first = 0;
+  while (lsns[first] < page) ++first;
+  auto r = run("dump --dir '" + wal + "' --start " + lsn_text(page));
+  BOOST_TEST(r.status == 0, r.err);
+  const std::string said = fmt::format("first record is after {}, at {}, ", lsn_text(page), lsn_text(lsns[first]));
+  BOOST_TEST(contains(r.out, said), r.out);
+  const std::vector<std::uint64_t> want(lsns.begin() + static_cast<long>(first), lsns.end());
+  BOOST_TEST((record_lsns(r.out) == want));
+}
+
+BOOST_AUTO_TEST_CASE(StartAtARecord_StartsThereWithoutAMessage) {
+  write_wal(30, 100);
+  auto r = run("dump --dir '" + wal + "' --start " + lsn_text(lsns[7]));
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(!contains(r.out, "first record is after"), r.out);
+  BOOST_TEST((record_lsns(r.out) == std::vector<std::uint64_t>(lsns.begin() + 7, lsns.end())));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,152 @@
+// Tests of how the `walseg` tool reads its command line (src/bin/number_options.cpp, main.cpp),
+// run as a user would run it (tool_test_util.h): every integer option of every command takes
+// decimal or 0x hex and refuses a leading zero (C would read 010 as octal 8) with a hint; real
+// options refuse nan, inf and overflow; a range error names the option and a readable range;
+// every usage error exits 2, --help 0 and a runtime error 1. Skipped when the tool is not built.
+#define BOOST_TEST_MODULE tool_options
+#include <boost/test/unit_test.hpp>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+const std::string kSmall = "-c walseg.segment_size=1MB -c walseg.min_size=2MB --method zero_write";
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  if (!fs::exists(dir)) return names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::size_t longest_line(const std::string& text) {
+  std::istringstream in(text);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n = std::max(n, line.size());
+  return n;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_options, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(LeadingZero_IsRefusedWithWhatToWriteAndNothingIsCreated) {
+  // --start 010 made segment 8 and --timeline 010 timeline 8; --start 09 was "not in range".
+  for (const std::string opt : {"--start 010", "--timeline 010", "--start 09"}) {
+    BOOST_TEST_CONTEXT(opt) {
+      auto r = run("create --dir '" + dir + "/wal' --count 1 " + opt + " " + kSmall);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(contains(r.err, opt.substr(0, opt.find(' ')) + ": "), r.err);
+      BOOST_TEST(contains(r.err, "leading zero"), r.err);
+      const std::string digits = opt.substr(opt.find(' ') + 2);  // "10" or "9"
+      const std::string hint = "write " + digits + " for decimal or 0x" + digits + " for hexadecimal";
+      BOOST_TEST(contains(r.err, hint), r.err);
+      BOOST_TEST(entries(dir + "/wal").empty());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(DecimalAndHexWithPrefix_AreReadAsWritten) {
+  auto r = run("create --dir '" + dir + "/wal' --count 1 --start 10 " + kSmall);
+  BOOST_TEST(r.status == 0, r.err);
+  r = run("create --dir '" + dir + "/wal' --count 1 --start 0x10 --timeline 0XA " + kSmall);
+  BOOST_TEST(r.status == 0, r.err);
+  // 0 is a number too (on timeline 1 it would be below the WAL, which create refuses).
+  r = run("create --dir '" + dir + "/wal' --count 1 --start 0 --timeline 2 " + kSmall);
+  BOOST_TEST(r.status == 0, r.err);
+  const std::vector<std::string> want = {"00000001000000000000000A", "000000020000000000000000",
+                                         "0000000A0000000000000010", "walseg.control", "walseg.lock"};
+  BOOST_TEST((entries(dir + "/wal") == want));
+}
+
+BOOST_AUTO_TEST_CASE(EveryIntegerOptionOfEveryCommand_RefusesALeadingZero) {
+  const std::string d = "--dir '" + dir + "/w'";
+  const std::string bench = "bench --dir '" + dir + "/b' --phases create --segment-size 1MB ";
+  const std::vector<std::string> commands = {
+      bench + "--segments 010",
+      bench + "--clients 1,010",
+      bench + "--switch-boundaries 010",
+      "create " + d + " --count 02 " + kSmall,
+      "write " + d + " --records 010 -c walseg.segment_size=1MB",
+      "write " + d + " --clients 02 -c walseg.segment_size=1MB",
+      "dump " + d + " --timeline 01",
+      "dump " + d + " --limit 010",
+      "recover " + d + " --timeline 01",
+  };
+  for (const std::string& cmd : commands) {
+    BOOST_TEST_CONTEXT(cmd) {
+      auto r = run(cmd);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(contains(r.err, "leading zero"), r.err);
+      BOOST_TEST(r.out.empty(), r.out);
+    }
+  }
+  BOOST_TEST(entries(dir + "/w").empty());
+  BOOST_TEST(entries(dir + "/b").empty());
+}
+
+BOOST_AUTO_TEST_CASE(OutOfRangeAndNonNumbers_NameTheOptionAndAReadableRange) {
+  // --segments 0 printed a range up to a 309-digit number.
+  struct Case {
+    std::string args, option, range;
+  };
+  const std::string bench = "bench --dir '" + dir + "/b' --segment-size 1MB --phases commit --clients 1 ";
+  const std::string write = "write --dir '" + dir + "/w' -c walseg.segment_size=1MB ";
+  for (const Case& c : std::vector<Case>{
+           {bench + "--segments 0", "--segments", "1 .. 100000"},
+           {bench + "--segments -1", "--segments", "1 .. 100000"},
+           {bench + "--segments ten", "--segments", "1 .. 100000"},
+           {bench + "--segments 0x", "--segments", "1 .. 100000"},
+           {bench + "--clients 1,99999999999999999999999", "--clients", "1 .. 1024"},
+           {"create --dir '" + dir + "/c' --start 0x100000000000000 " + kSmall, "--start",
+            "0 .. 72057594037927935 (0x0 .. 0xFFFFFFFFFFFFFF)"},
+           {bench + "--commit-seconds nan", "--commit-seconds", "greater than 0 and at most 86400"},
+           {bench + "--commit-seconds inf", "--commit-seconds", "greater than 0 and at most 86400"},
+           {bench + "--commit-seconds 1e999", "--commit-seconds", "greater than 0 and at most 86400"},
+           {bench + "--commit-seconds 0", "--commit-seconds", "greater than 0 and at most 86400"},
+           {bench + "--commit-seconds 0x1p3", "--commit-seconds", "greater than 0 and at most 86400"},
+           {write + "--seconds nan", "--seconds", "0 .. 86400"},
+           {write + "--seconds -inf", "--seconds", "0 .. 86400"},
+           {write + "--seconds 1e999", "--seconds", "0 .. 86400"},
+       }) {
+    BOOST_TEST_CONTEXT(c.args) {
+      auto r = run(c.args);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(contains(r.err, c.option + ": "), r.err);
+      BOOST_TEST(contains(r.err, c.range), r.err);
+      BOOST_TEST(longest_line(r.err) < 200u, r.err);
+      BOOST_TEST(r.out.empty(), r.out);
+    }
+  }
+  BOOST_TEST(entries(dir + "/b").empty());
+  BOOST_TEST(entries(dir + "/w").empty());
+}
+
+BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
+  // CLI11's own codes came through: 106 for a missing --dir, 109 for an unknown option.
+  const std::vector<std::string> usage_errors = {"ls", "ls --dir '" + dir + "' --nope", "", "frobnicate", "show a b",
+                                                 "create --dir '" + dir + "/c' --method nope"};
+  for (const std::string& args : usage_errors) {
+    BOOST_TEST_CONTEXT(args) {
+      auto r = run(args);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(!r.err.empty());
+    }
+  }
+  auto help = run("create --help");
+  BOOST_TEST(help.status == 0, help.err);
+  BOOST_TEST(contains(help.out, "--start UINT:0 .. 72057594037927935; decimal without leading zeros, or 0x hex"),
+             help.out);
+  auto runtime = run("ls --dir '" + dir + "/missing'");
+  BOOST_TEST(runtime.status == 1, runtime.err);
+  BOOST_TEST(contains(runtime.err, "No such file or directory"), runtime.err);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
