@@ -170,7 +170,7 @@ typedef struct WalsegFill
 
 /* The preallocator's estimate of how fast PostgreSQL's insert position advances (the WAL
  * consumption rate its fills are paced against, fill_pacing.h). Zero-initialise it; it is
- * updated only by walseg_rate_observe and by a paced walseg_fill_temp. */
+ * updated only by walseg_rate_observe and by a paced walseg_prepare_segment. */
 typedef struct WalsegRate
 {
 	double		bytes_per_s;	/* the estimate; <= 0: unknown */
@@ -193,33 +193,44 @@ typedef struct WalsegPace
 	uint64_t	target_lsn;		/* first byte of the segment being filled */
 } WalsegPace;
 
+/* A segment filled and fsynced in pg_wal under a temporary name, not yet installed: the
+ * library's PreparedSegment (segment_install.h), opaque to C. */
+typedef struct WalsegPrepared WalsegPrepared;
+
 /*
- * Creates `dir`/`temp_name` (O_EXCL, so a file already there is an error), brings it to
- * size_bytes by `method` (not auto) with `fallback`, fsyncs and closes it: steps 1-3 of the
- * installation protocol (segment_install.h). On any failure the temporary file is removed and
- * false returned with the reason. The caller installs it (walseg_install_temp).
+ * Steps 1-3 of the library's installation protocol (segment_install.h) for the segment to be
+ * named `final_name` in `dir`: an exclusive temporary file (xlogtemp.<pid>.<n>, a name
+ * PostgreSQL's start-up removes too), filled to size_bytes by `method` (not auto) with
+ * `fallback`, fsynced. Returns the prepared segment, or NULL with the reason (EEXIST when
+ * final_name exists already); no temporary file is left on failure. The caller installs it
+ * (walseg_install_prepared) under the lock that orders installs, and drops it in every case
+ * (walseg_drop_prepared): that removes the temporary file unless it was installed.
  * pace: NULL for a fill as fast as possible in 1 MiB chunks (walseg_prealloc(): someone
  * waits for it); else zero_write goes in 256 kB buffered chunks with write-behind
- * (bridge_segment.cpp, kPacedFillChunkBytes) and every writing method (zero_write, glibc_emulation) is paced
- * at its progress points as described at WalsegPace (the preallocator).
+ * (bridge_segment.cpp, kPacedFillChunkBytes) and every writing method (zero_write,
+ * glibc_emulation) is paced at its progress points as described at WalsegPace.
  */
-bool		walseg_fill_temp(const char *dir, const char *temp_name, uint64_t size_bytes,
-							 int method, int fallback, WalsegCancel cancel,
-							 const WalsegPace *pace, WalsegFill *out,
-							 WalsegErr *err) WALSEG_NOEXCEPT;
+WalsegPrepared *walseg_prepare_segment(const char *dir, const char *final_name,
+									   uint64_t size_bytes, int method, int fallback,
+									   WalsegCancel cancel, const WalsegPace *pace,
+									   WalsegFill *out, WalsegErr *err) WALSEG_NOEXCEPT;
 
 typedef enum WalsegInstall
 {
 	WALSEG_INSTALLED,			/* renamed and the directory fsynced */
 	WALSEG_INSTALL_EXISTS,		/* final name taken: nothing renamed */
 	WALSEG_INSTALL_FAILED,		/* rename failed: nothing renamed */
-	WALSEG_INSTALL_NOT_DURABLE	/* renamed, but the directory fsync failed */
+	WALSEG_INSTALL_NOT_DURABLE	/* renamed, but the directory fsync failed: the name stays */
 } WalsegInstall;
 
-/* Steps 4-5: renames temp_name to final_name without replacing anything (renameat2
- * RENAME_NOREPLACE) and fsyncs `dir`. The caller holds the lock that orders installs. */
-WalsegInstall walseg_install_temp(const char *dir, const char *temp_name, const char *final_name,
-								  WalsegErr *err) WALSEG_NOEXCEPT;
+/* Steps 4-5: renames the prepared file to its final name without replacing anything
+ * (renameat2 RENAME_NOREPLACE) and fsyncs the directory; a failed directory fsync leaves
+ * the name in place (DirFsyncFailure::kKeepNewName: a backend may already have opened it).
+ * The caller holds the lock that orders installs. Call at most once per prepared segment. */
+WalsegInstall walseg_install_prepared(WalsegPrepared *prepared, WalsegErr *err) WALSEG_NOEXCEPT;
+
+/* Frees a prepared segment (NULL is fine), removing its temporary file unless installed. */
+void		walseg_drop_prepared(WalsegPrepared *prepared) WALSEG_NOEXCEPT;
 
 /* Resolves walseg.init_method = auto for `dir` by the library's probe, run in a scratch
  * directory inside `dir` that is removed afterwards. pg_only: choose among the methods that

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <charconv>
 #include <exception>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,17 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/recycle_horizon.h"
+#include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
+
+/// A segment prepared in pg_wal and not yet installed (bridge.h's opaque WalsegPrepared): the
+/// directory it lives in and the library's PreparedSegment, whose destructor removes the
+/// temporary file unless it was installed.
+struct WalsegPrepared {
+  explicit WalsegPrepared(walseg::Directory d) : dir(std::move(d)) {}
+  walseg::Directory dir;
+  std::optional<walseg::PreparedSegment> segment;
+};
 
 static_assert(static_cast<int>(walseg::InitMethod::kAuto) == WALSEG_METHOD_AUTO);
 static_assert(walseg::kInitMethodNames.size() <= WALSEG_MAX_METHODS);
@@ -220,18 +232,16 @@ void walseg_rate_observe(WalsegRate* rate, uint64_t insert_lsn) noexcept {
   walseg::bridge::rate_observe(*rate, insert_lsn, monotonic_s());
 }
 
-bool walseg_fill_temp(const char* dir, const char* temp_name, uint64_t size_bytes, int method,
-                      int fallback, WalsegCancel cancel, const WalsegPace* pace, WalsegFill* out,
-                      WalsegErr* err) noexcept {
-  std::string path = std::string(dir) + "/" + temp_name;
-  bool created = false;
+WalsegPrepared* walseg_prepare_segment(const char* dir, const char* final_name, uint64_t size_bytes, int method,
+                                       int fallback, WalsegCancel cancel, const WalsegPace* pace, WalsegFill* out,
+                                       WalsegErr* err) noexcept {
   try {
     *out = WalsegFill{};
     walseg::AllocOptions opts;
     opts.method = method_of(method);
     opts.fallback = fallback_of(fallback);
     if (opts.method == walseg::InitMethod::kAuto)
-      throw walseg::make_error(EINVAL, "fill", path, "init method auto must be resolved first");
+      throw walseg::make_error(EINVAL, "fill", dir, "init method auto must be resolved first");
     // 1 MiB chunks so that a shutdown or cancel request is seen within a few milliseconds;
     // a paced (background) fill uses kPacedFillChunkBytes.
     opts.write_chunk_bytes = pace ? kPacedFillChunkBytes : walseg::kZeroWriteBufferBytes;
@@ -240,45 +250,47 @@ bool walseg_fill_temp(const char* dir, const char* temp_name, uint64_t size_byte
       opts.direct_io = false;
       opts.write_behind = true;
     }
-    std::chrono::steady_clock::time_point t0;
-    opts.on_progress = [&cancel, pace, &t0, out](std::uint64_t done, std::uint64_t total) {
+    const auto t0 = std::chrono::steady_clock::now();
+    opts.on_progress = [&cancel, pace, t0, out](std::uint64_t done, std::uint64_t total) {
       walseg::bridge::check_cancel(cancel);
       if (pace) wait_until_due(*pace, cancel, done, total, t0, &out->paced_us);
     };
-    walseg::File f = walseg::File::open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
-    created = true;
-    t0 = std::chrono::steady_clock::now();
-    walseg::AllocReport r = walseg::allocate_file(f, size_bytes, opts);
-    out->fill_us = micros_since(t0);
-    auto t1 = std::chrono::steady_clock::now();
-    f.fsync();
-    out->fsync_us = micros_since(t1);
-    f.close();
+    // The library's own two-phase install: the same temp names, steps, failpoints and
+    // clean-up as the segment manager's (segment_install.h); only the lock between the
+    // phases is PostgreSQL's (the caller's).
+    auto p = std::make_unique<WalsegPrepared>(walseg::Directory::open(dir));
+    p->segment.emplace(walseg::PreparedSegment::prepare(p->dir, final_name, size_bytes, opts));
+    const walseg::AllocReport& r = p->segment->alloc();
+    out->fill_us = p->segment->times().fill_us;
+    out->fsync_us = p->segment->times().fsync_us;
     out->method_used = static_cast<int>(r.used);
     out->allocated_bytes = r.allocated_bytes;
-    return true;
+    return p.release();
   } catch (...) {
     set_error(err);
-    if (created) ::unlink(path.c_str());
-    return false;
+    return nullptr;
   }
 }
 
-WalsegInstall walseg_install_temp(const char* dir, const char* temp_name, const char* final_name,
-                                  WalsegErr* err) noexcept {
-  bool renamed = false;
+WalsegInstall walseg_install_prepared(WalsegPrepared* prepared, WalsegErr* err) noexcept {
   try {
-    walseg::Directory d = walseg::Directory::open(dir);
-    d.rename_noreplace(temp_name, final_name);
-    renamed = true;
-    d.fsync();
+    // pg_wal: PostgreSQL's backends open any file with a segment's name without a lock, so
+    // a new name whose directory fsync failed stays (DirFsyncFailure::kKeepNewName).
+    prepared->segment->install(walseg::DirFsyncFailure::kKeepNewName);
     return WALSEG_INSTALLED;
-  } catch (...) {
+  } catch (const walseg::Error& e) {
+    // Only the directory fsync fails after the rename: then the name is in place.
+    const bool renamed = e.op() != "rename";
     set_error(err);
     if (renamed) return WALSEG_INSTALL_NOT_DURABLE;
     return err->errnum == EEXIST ? WALSEG_INSTALL_EXISTS : WALSEG_INSTALL_FAILED;
+  } catch (...) {
+    set_error(err);
+    return WALSEG_INSTALL_FAILED;
   }
 }
+
+void walseg_drop_prepared(WalsegPrepared* prepared) noexcept { delete prepared; }
 
 bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCancel cancel,
                          int* method, char* reason, size_t len, WalsegErr* err) noexcept {

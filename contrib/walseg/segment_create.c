@@ -3,16 +3,17 @@
  * creates its own (xlog.c, XLogFileInitInternal + InstallXLogFileSegment), with the fill done
  * by the walseg library.
  *
- * One segment:
- *   1. the library fills "pg_wal/xlogtemp.<our pid>" by walseg.init_method and fsyncs it.
- *      That is exactly the name PostgreSQL gives its own temporary file, so if we crash
- *      mid-fill, PostgreSQL's start-up (RemoveTempXlogFiles) removes the leftover;
+ * One segment, by the library's own two-phase install (segment_install.h), so that the
+ * protocol, its temporary names, failpoints and clean-up are one implementation:
+ *   1. the library prepares "pg_wal/xlogtemp.<our pid>.<n>": filled by walseg.init_method
+ *      and fsynced. PostgreSQL's start-up (RemoveTempXlogFiles) removes any xlogtemp.* a
+ *      crash leaves, and so does the library's own drop of a prepared segment;
  *   2. under ControlFileLock (which PostgreSQL holds while installing and recycling
  *      segments, so the checkpointer's RemoveOldXlogFiles cannot race us) we check that
  *      recovery is not in progress, that the target is still in the future, and that its
- *      name is free, then rename without replacing anything and fsync pg_wal;
+ *      name is free, then the library renames without replacing anything and fsyncs pg_wal;
  *   3. if the name was taken meanwhile (PostgreSQL or the checkpointer made or recycled it),
- *      our temporary file is removed: an existing segment is never replaced.
+ *      dropping the prepared segment removes it: an existing segment is never replaced.
  * The fill runs with no lock held (it may take long), the install holds the lock only for a
  * rename and a directory fsync, as PostgreSQL's own install does.
  *
@@ -94,18 +95,18 @@ set_err(WalsegErr *err, const char *fmt,...)
 }
 
 /*
- * Steps 2 and 3: installs pg_wal/temp_name (complete and fsynced) as pg_wal/final_name, the
- * file of segment `segno`, holding ControlFileLock as PostgreSQL's InstallXLogFileSegment
- * does. Outcomes:
+ * Steps 2 and 3: installs `prepared` (complete and fsynced) as pg_wal/final_name, the file of
+ * segment `segno`, holding ControlFileLock as PostgreSQL's InstallXLogFileSegment does.
+ * Outcomes:
  *   CREATE_DONE     renamed without replacing anything and pg_wal fsynced; also when only
  *                   the directory fsync failed (err is then set, see the XXX below);
  *   CREATE_PRESENT  final_name exists (stat, or the no-replace rename said EEXIST);
  *   CREATE_SKIPPED  recovery is in progress, or the insert position has passed segno;
  *   CREATE_FAILED   stat or rename failed; err says why.
- * The caller removes the temporary file unless the outcome is CREATE_DONE.
+ * The caller drops `prepared` in every case (which removes it unless installed).
  */
 static CreateOutcome
-install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegErr *err)
+install(WalsegPrepared *prepared, const char *final_name, XLogSegNo segno, WalsegErr *err)
 {
 	char		path[MAXPGPATH];
 	struct stat st;
@@ -120,7 +121,7 @@ install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegEr
 	else if (errno != ENOENT)
 		set_err(err, "could not stat file \"%s\": %s", path, strerror(errno));
 	else
-		switch (walseg_install_temp(XLOGDIR, temp_name, final_name, err))
+		switch (walseg_install_prepared(prepared, err))
 		{
 			case WALSEG_INSTALLED:
 				outcome = CREATE_DONE;
@@ -131,10 +132,11 @@ install(const char *temp_name, const char *final_name, XLogSegNo segno, WalsegEr
 			case WALSEG_INSTALL_NOT_DURABLE:
 
 				/*
-				 * XXX: the segment stays. A backend may already have opened it (PostgreSQL
-				 * opens existing segments without a lock), so removing it could take WAL
-				 * with it. The failed directory fsync is reported; PostgreSQL's own next
-				 * fsync of pg_wal meets the same device and decides for itself.
+				 * XXX: the segment stays (the library's DirFsyncFailure::kKeepNewName). A
+				 * backend may already have opened it (PostgreSQL opens existing segments
+				 * without a lock), so removing it could take WAL with it. The failed
+				 * directory fsync is reported; PostgreSQL's own next fsync of pg_wal meets
+				 * the same device and decides for itself.
 				 */
 				outcome = CREATE_DONE;
 				break;
@@ -171,11 +173,11 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 		   WalsegFill *fill, WalsegErr *err)
 {
 	char		final_name[MAXFNAMELEN];
-	char		temp_name[MAXFNAMELEN];
 	char		path[MAXPGPATH];
 	struct stat st;
-	CreateOutcome outcome;
+	volatile CreateOutcome outcome = CREATE_FAILED;	/* set inside PG_TRY */
 	WalsegPace	pace;
+	WalsegPrepared *prepared;
 	instr_time	install_start;
 	instr_time	install_time;
 
@@ -183,23 +185,28 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
 	if (stat(path, &st) == 0)
 		return CREATE_PRESENT;
-	snprintf(temp_name, sizeof(temp_name), "xlogtemp.%d", (int) MyProcPid);
-	snprintf(path, sizeof(path), XLOGDIR "/%s", temp_name);
-	/* A leftover of this process (an earlier failure); PostgreSQL does the same. */
-	unlink(path);
 	pace.insert_lsn = pace_insert_lsn;
 	pace.rate = rate;
 	XLogSegNoOffsetToRecPtr(segno, 0, wal_segment_size, pace.target_lsn);
-	if (!walseg_fill_temp(XLOGDIR, temp_name, wal_segment_size, method,
-						  walseg_guc_fallocate_fallback(), cancel, rate ? &pace : NULL, fill,
-						  err))
-		return CREATE_FAILED;
+	prepared = walseg_prepare_segment(XLOGDIR, final_name, wal_segment_size, method,
+									  walseg_guc_fallocate_fallback(), cancel,
+									  rate ? &pace : NULL, fill, err);
+	if (prepared == NULL)
+		return err->errnum == EEXIST ? CREATE_PRESENT : CREATE_FAILED;
 	INSTR_TIME_SET_CURRENT(install_start);
-	outcome = install(temp_name, final_name, segno, err);
+	/* Nothing between prepare and drop raises ERROR, but a prepared file must never outlive a
+	 * longjmp of this process either (PostgreSQL's start-up would remove it, much later). */
+	PG_TRY();
+	{
+		outcome = install(prepared, final_name, segno, err);
+	}
+	PG_FINALLY();
+	{
+		walseg_drop_prepared(prepared);
+	}
+	PG_END_TRY();
 	INSTR_TIME_SET_CURRENT(install_time);
 	INSTR_TIME_SUBTRACT(install_time, install_start);
-	if (outcome != CREATE_DONE)
-		unlink(path);
 	if (outcome == CREATE_DONE && err->message[0] != '\0')
 	{
 		ereport(LOG,

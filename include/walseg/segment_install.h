@@ -95,6 +95,8 @@ class PreparedSegment {
 
   const std::string& temp_name() const { return temp_; }
   const AllocReport& alloc() const { return report_.alloc; }
+  /// Times of the steps done so far (fill_us includes the stamp, fsync_us step 3).
+  const InstallTimes& times() const { return report_.times; }
 
   PreparedSegment(PreparedSegment&& o) noexcept;
   PreparedSegment& operator=(PreparedSegment&& o) noexcept;

@@ -18,7 +18,8 @@ BEGIN
   END LOOP;
 END $$;
 SELECT worker_pid IS NOT NULL AS running, failures >= 1 AS failed,
-       regexp_replace(last_error, 'xlogtemp\.[0-9]+', 'xlogtemp.PID') AS last_error
+       regexp_replace(regexp_replace(last_error, 'xlogtemp\.[0-9]+(\.[0-9]+)?', 'xlogtemp.PID'),
+                      '[0-9A-F]{24}', 'SEGMENT', 'g') AS last_error
   FROM walseg_status();
 SELECT count(*) AS temp_files FROM pg_ls_dir('pg_wal') f WHERE f LIKE 'xlogtemp.%';
 -- It recovers by itself: the second fill fails too (5 s later), the third succeeds, but
@@ -31,14 +32,16 @@ BEGIN
     PERFORM pg_sleep(0.1);
   END LOOP;
 END $$;
-SELECT segments_ahead, failures, last_error FROM walseg_status();
+SELECT segments_ahead, failures, regexp_replace(last_error, '[0-9A-F]{24}', 'SEGMENT', 'g') AS last_error
+  FROM walseg_status();
 
 -- walseg_prealloc in this backend: the failures are ERRORs naming the file and errno.
 CREATE FUNCTION try_prealloc(n int) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
   RETURN CASE WHEN walseg_prealloc(n) > 0 THEN 'created' ELSE 'nothing to do' END;
 EXCEPTION WHEN OTHERS THEN
-  RETURN SQLSTATE || ': ' || regexp_replace(regexp_replace(SQLERRM, '\.[0-9]+', '.PID', 'g'),
+  RETURN SQLSTATE || ': ' || regexp_replace(regexp_replace(regexp_replace(SQLERRM, '[0-9A-F]{24}', 'SEGMENT', 'g'),
+                                                           '\.[0-9]+', '.PID', 'g'),
                                             '[0-9]+ bytes free on .*', 'N bytes free on FS');
 END $$;
 SELECT try_prealloc(8);                 -- fsync #1: EIO
@@ -49,7 +52,7 @@ SELECT count(*) AS temp_files FROM pg_ls_dir('pg_wal') f WHERE f LIKE 'xlogtemp.
 -- fsync #3 succeeds; the directory fsync after the rename fails: as in the preallocator,
 -- the segment stays and the failure is logged and counted, but the call succeeds.
 SELECT try_prealloc(8);
-SELECT failures, last_error FROM walseg_status();
+SELECT failures, regexp_replace(last_error, '[0-9A-F]{24}', 'SEGMENT', 'g') AS last_error FROM walseg_status();
 RESET walseg.init_method;
 SELECT ready AS all_ready FROM (SELECT count(*) = 8 AS ready FROM pg_ls_waldir() w,
   (SELECT floor((pg_current_wal_insert_lsn() - '0/0') / setting::numeric)::bigint AS seg
