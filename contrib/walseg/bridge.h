@@ -43,11 +43,13 @@ typedef struct WalsegErr
 } WalsegErr;
 
 /* Cancel flags the C++ side polls between chunks of long work (fills, probes, bench): any
- * non-null flag that becomes non-zero stops the work with err->canceled set. */
+ * non-null flag that becomes non-zero stops the work with err->canceled set. The third is
+ * for PostgreSQL's postmaster_possibly_dead: a fill must not outlive the postmaster. */
 typedef struct WalsegCancel
 {
 	const volatile sig_atomic_t *flag1;
 	const volatile sig_atomic_t *flag2;
+	const volatile sig_atomic_t *flag3;
 } WalsegCancel;
 
 /* ---- settings table (bridge_guc.cpp) ---- */

@@ -33,7 +33,7 @@ struct Canceled : std::runtime_error {
 
 /// Throws Canceled if either flag is set.
 inline void check_cancel(const WalsegCancel& c) {
-  if ((c.flag1 && *c.flag1) || (c.flag2 && *c.flag2)) throw Canceled();
+  if ((c.flag1 && *c.flag1) || (c.flag2 && *c.flag2) || (c.flag3 && *c.flag3)) throw Canceled();
 }
 
 /// Runs f (returning bool) and turns any exception into `false` with its text in why[len]:

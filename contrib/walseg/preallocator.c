@@ -18,6 +18,11 @@
  * (bytes/s) the fills are paced against: as the library's preallocator, a fill goes in small
  * chunks spread over half the time until its segment is expected to be needed, because an
  * unpaced fill makes concurrent commits' flushes wait behind its I/O (fill_pacing.h).
+ * Postmaster death: every wait watches for it (WL_EXIT_ON_PM_DEATH) and every fill chunk and
+ * pacing sleep polls postmaster_possibly_dead, so a worker whose postmaster was killed stops
+ * within milliseconds, removes its temporary file and installs nothing: a postmaster started
+ * again at once must not find pg_wal changing under it ("pre-existing shared memory block
+ * ... is still in use" meanwhile).
  * Shutdown: SIGTERM sets ShutdownRequestPending, which the library's fill polls between
  * chunks and the pacing between sleeps of at most 10 ms, so a fill in progress stops within
  * milliseconds and its temporary file is removed. A reload (SIGHUP) stops it the same way.
@@ -32,6 +37,7 @@
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/pmsignal.h"
 #include "utils/guc.h"
 
 #define WALSEG_POLL_MS 100		/* how often the insert position is looked at */
@@ -74,7 +80,7 @@ clear_worker_pid(int code, Datum arg)
 static long
 top_up(WalsegRate *rate)
 {
-	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending};
+	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending, &postmaster_possibly_dead};
 	WalsegAhead r;
 
 	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, rate, &r);
@@ -149,7 +155,22 @@ walseg_preallocator_main(Datum arg)
 			apply_fill_io_class();
 		}
 		walseg_rate_observe(&rate, GetXLogInsertRecPtr());
+		/*
+		 * postmaster_possibly_dead starts true in every child ("check the slow way on the
+		 * first call") and only PostmasterIsAlive() clears it: clear it here, or every fill
+		 * would stop at its first chunk. A postmaster really gone ends the worker.
+		 */
+		if (!PostmasterIsAlive())
+			proc_exit(1);
 		sleep_ms = top_up(&rate);
 	}
-	proc_exit(0);
+	/*
+	 * Exit status 1, not 0: the postmaster restarts a worker that exits with 1 after
+	 * bgw_restart_time, unless the server is shutting down (then nothing is restarted), so a
+	 * SIGTERM sent to the worker alone pauses preallocation instead of ending it until the
+	 * next server start. An exit with 0 would unregister the worker for good.
+	 */
+	ereport(LOG, (errmsg("walseg preallocator stopping on SIGTERM; unless the server is shutting down, "
+						 "it is restarted in %d s", WALSEG_RESTART_S)));
+	proc_exit(1);
 }

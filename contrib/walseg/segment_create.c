@@ -42,6 +42,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/lwlock.h"
+#include "storage/pmsignal.h"
 #include "utils/timestamp.h"
 
 typedef enum CreateOutcome
@@ -101,7 +102,8 @@ set_err(WalsegErr *err, const char *fmt,...)
  *   CREATE_DONE     renamed without replacing anything and pg_wal fsynced; also when only
  *                   the directory fsync failed (err is then set, see the XXX below);
  *   CREATE_PRESENT  final_name exists (stat, or the no-replace rename said EEXIST);
- *   CREATE_SKIPPED  recovery is in progress, or the insert position has passed segno;
+ *   CREATE_SKIPPED  recovery is in progress, the insert position has passed segno, or the
+ *                   postmaster is gone;
  *   CREATE_FAILED   stat or rename failed; err says why.
  * The caller drops `prepared` in every case (which removes it unless installed).
  */
@@ -113,6 +115,9 @@ install(WalsegPrepared *prepared, const char *final_name, XLogSegNo segno, Walse
 	CreateOutcome outcome = CREATE_FAILED;
 
 	snprintf(path, sizeof(path), XLOGDIR "/%s", final_name);
+	/* A postmaster that died may be restarted at once: nothing more goes into its pg_wal. */
+	if (!PostmasterIsAlive())
+		return CREATE_SKIPPED;
 	LWLockAcquire(ControlFileLock, LW_EXCLUSIVE);
 	if (RecoveryInProgress() || segno < insert_segno())
 		outcome = CREATE_SKIPPED;

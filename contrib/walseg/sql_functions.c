@@ -14,6 +14,8 @@
  */
 #include "walseg.h"
 
+#include "storage/pmsignal.h"
+
 #include <sys/stat.h>
 
 #include "access/xlog.h"
@@ -52,8 +54,10 @@ require_superuser(const char *function)
 static WalsegCancel
 query_cancel(void)
 {
-	WalsegCancel c = {&QueryCancelPending, &ProcDiePending};
+	WalsegCancel c = {&QueryCancelPending, &ProcDiePending, &postmaster_possibly_dead};
 
+	/* Clears the flag when the postmaster is alive (it starts true in every child). */
+	(void) PostmasterIsAlive();
 	return c;
 }
 

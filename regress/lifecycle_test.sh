@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# ctest test `pg_lifecycle`: the walseg preallocator's life as the postmaster's child.
+#
+#   bash regress/lifecycle_test.sh BUILD_DIR [PG_CONFIG]
+#
+# 1. Postmaster killed mid-fill. 1 GB segments (initdb --wal-segsize=1024) and
+#    walseg.prealloc_segments = 1, so the worker spends seconds filling one segment. While its
+#    xlogtemp.* file is being filled the postmaster is killed with SIGKILL. The worker must be
+#    gone within 2 s, having removed its temporary file and installed nothing more in pg_wal,
+#    and the server must start again at once (a worker still running holds the old shared
+#    memory: "pre-existing shared memory block ... is still in use").
+# 2. Worker stopped alone. SIGTERM to the worker: it exits with status 1 and the postmaster
+#    starts a new one after bgw_restart_time (10 s), so preallocation resumes without a server
+#    restart, and walseg_status() shows the new pid.
+# Exits 0 when both hold, 1 otherwise (the work directory is kept for inspection).
+set -euo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+build_dir="$(cd "${1:?usage: lifecycle_test.sh BUILD_DIR [PG_CONFIG]}" && pwd)"
+pg_config="${2:-pg_config}"
+bindir="$("$pg_config" --bindir)"
+
+# shellcheck source=pg_common.sh
+source "$here/pg_common.sh"
+walseg_ensure_installed "$build_dir" "$pg_config"
+walseg_as_user
+
+work="$(mktemp -d /tmp/walseg_lifecycle.XXXXXX)"
+if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$work"; fi
+data="$work/data"
+log="$work/server.log"
+port=55480
+
+run() { (cd / && "${AS_USER[@]}" "$@"); }
+psql_() { run "$bindir/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d postgres "$@"; }
+fail() { echo "lifecycle_test: FAILED: $*"; echo "---- end of $log"; tail -n 30 "$log"; echo "work directory kept: $work"; exit 1; }
+postmaster_pid() { head -n 1 "$data/postmaster.pid" 2>/dev/null; }
+
+cleanup() {
+  if [ -f "$data/postmaster.pid" ]; then run "$bindir/pg_ctl" -D "$data" -m immediate stop >/dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
+
+run "$bindir/initdb" -D "$data" -A trust -U postgres --no-locale --wal-segsize=1024 -N >/dev/null
+cat >> "$data/postgresql.conf" <<EOF
+shared_preload_libraries = 'walseg'
+port = $port
+listen_addresses = ''
+unix_socket_directories = '$work'
+walseg.init_method = 'zero_write'
+walseg.prealloc_segments = 1
+max_wal_size = '4GB'
+min_wal_size = '2GB'
+EOF
+
+start_server() {
+  run "$bindir/pg_ctl" -D "$data" -l "$log" -w -t 60 start >/dev/null || fail "server did not start ($1)"
+}
+worker_pid() { psql_ -c "SELECT coalesce(worker_pid, 0) FROM walseg_status()" 2>/dev/null || echo 0; }
+segments() { find "$data/pg_wal" -maxdepth 1 -regextype posix-extended -regex '.*/[0-9A-F]{24}' -printf '%f\n' 2>/dev/null | sort; }
+
+# ---- 1. the postmaster killed while the worker fills ------------------------------------
+start_server "first start"
+psql_ -c "CREATE EXTENSION walseg"
+temp=""
+for _ in $(seq 1 600); do   # up to 60 s for a fill to be under way
+  temp="$(find "$data/pg_wal" -maxdepth 1 -name 'xlogtemp.*' -size +1M -printf '%f\n' 2>/dev/null | head -n 1 || true)"
+  [ -n "$temp" ] && break
+  sleep 0.1
+done
+[ -n "$temp" ] || fail "no fill of a 1 GB segment was seen (segments: $(segments | tr '\n' ' '))"
+wpid="$(worker_pid)"
+[ "$wpid" != 0 ] || fail "no walseg preallocator process"
+pm="$(postmaster_pid)"
+kids="$(pgrep -P "$pm" | tr '\n' ' ')"
+before="$(segments)"
+kill -KILL "$pm"
+gone=""
+for _ in $(seq 1 20); do
+  if ! kill -0 "$wpid" 2>/dev/null; then gone=yes; break; fi
+  sleep 0.1
+done
+[ -n "$gone" ] || fail "the preallocator (pid $wpid) still runs 2 s after its postmaster was killed"
+[ "$(segments)" = "$before" ] || fail "pg_wal changed after the postmaster was killed: $(segments | tr '\n' ' ')"
+[ ! -e "$data/pg_wal/$temp" ] || fail "the worker left its temporary file $temp"
+# The other children die with the postmaster too (they watch for its death); the restart
+# must not meet a live child holding the old shared memory.
+for _ in $(seq 1 50); do
+  alive=""
+  for k in $kids; do kill -0 "$k" 2>/dev/null && alive="$alive $k"; done
+  [ -z "$alive" ] && break
+  sleep 0.1
+done
+rm -f "$data/postmaster.pid"
+start_server "restart right after the postmaster was killed mid-fill"
+echo "postmaster killed mid-fill of $temp: preallocator gone, temporary file removed, nothing installed, restart ok"
+
+# ---- 2. the worker alone stopped with SIGTERM -------------------------------------------
+first=""
+for _ in $(seq 1 300); do
+  first="$(worker_pid)"
+  [ "$first" != 0 ] && break
+  sleep 0.1
+done
+[ "$first" != 0 ] || fail "the preallocator did not start after the restart"
+kill -TERM "$first"
+second=0
+for _ in $(seq 1 300); do   # bgw_restart_time is 10 s
+  second="$(worker_pid)"
+  [ "$second" != 0 ] && [ "$second" != "$first" ] && break
+  sleep 0.1
+done
+[ "$second" != 0 ] && [ "$second" != "$first" ] || fail "no new preallocator 30 s after SIGTERM to pid $first"
+grep -q "walseg preallocator stopping on SIGTERM" "$log" || fail "the worker did not log its stop"
+echo "preallocator $first stopped with SIGTERM, restarted by the postmaster as $second"
+
+run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown"
+! kill -0 "$second" 2>/dev/null || fail "the preallocator $second outlived the fast shutdown"
+echo "lifecycle_test: passed"
+rm -rf "$work"
