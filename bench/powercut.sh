@@ -33,7 +33,7 @@
 #           (exit 0, or 2 when torn unsynced blocks look like corruption) and `walseg dump`,
 #           whose LSNs must be exactly the checker's.
 # The WAL only grows (`walseg write` retires nothing), so a configuration starts a new chain
-# (fresh mount) once its WAL passes 64 MB, to keep each round's checks short.
+# (fresh mount) once its WAL passes 32 MB, to keep each round's checks short.
 # Targets are added as functions: target_NAME ROUNDS must set T_ROUNDS, T_ACKED, T_LOST,
 # T_STALE and T_TORN (the postgres target, later, drives a server the same way).
 set -u -o pipefail
@@ -49,7 +49,7 @@ MIN_MS=100
 MAX_MS=700
 FRESH_DIR=0
 SEG_BYTES=$((1024 * 1024))
-CHAIN_BYTES=$((64 * 1024 * 1024))
+CHAIN_BYTES=$((32 * 1024 * 1024))
 
 usage() { sed -n '/^# Usage:/,/^# A walseg/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
@@ -159,7 +159,8 @@ check_after_cut() {
     finding "$label: walseg dump failed: $(tail -2 "$WORK/dump.out")"
     return 1
   fi
-  sed -n 's/^rmgr: .* lsn: \([0-9A-F]*\/[0-9A-F]*\), .*/\1/p' "$WORK/dump.out" >"$WORK/dump.lsns"
+  awk '/^rmgr:/ { s = substr($0, index($0, " lsn: ") + 6); print substr(s, 1, index(s, ",") - 1) }' \
+    "$WORK/dump.out" >"$WORK/dump.lsns"
   "$CHECK" --dir "$D" --ack-log "$ACK" --lsns "$WORK/check.lsns" >"$WORK/check.out" 2>&1
   rc=$?
   if ((rc > 1)); then

@@ -25,6 +25,8 @@
 //   fail-fsync N [any|fsync|fdatasync]  the Nth next such call on a file fails with EIO and
 //                                   loses the file's dirty blocks (Linux); N = 0 disarms
 //   capacity BYTES                  file data beyond BYTES gets ENOSPC; 0 = unlimited
+//   lie-fsync on|off                fsync/fdatasync succeed and persist nothing (a disk that
+//                                   ignores flushes: proves a checker notices lost data)
 //   stats                           counters on one line (also in pass-through mode)
 //
 // Kernel side (ll_ops.cpp): no page cache (direct_io), no entry or attribute caching, locks kept
@@ -60,7 +62,7 @@ int usage() {
                "                           [--passthrough BACKING_DIR] [--debug]\n"
                "       walseg_lazyfs ctl SOCKET COMMAND [ARG...]\n"
                "commands: drop [SEED [KEEP_PERCENT]] | persist | fail-fsync N [any|fsync|fdatasync] |\n"
-               "          capacity BYTES | stats\n");
+               "          capacity BYTES | lie-fsync on|off | stats\n");
   return 2;
 }
 
@@ -96,6 +98,7 @@ std::string mem_command(MemFs& fs, const std::string& line) {
     return fs.fail_fsync(number("N", w[1]), k);
   }
   if (c == "capacity" && w.size() == 2) return fs.set_capacity(number("BYTES", w[1]));
+  if (c == "lie-fsync" && w.size() == 2 && (w[1] == "on" || w[1] == "off")) return fs.lie_fsync(w[1] == "on");
   if ((c == "stats" || c == "ping") && w.size() == 1) return fs.stats();
   return "error unknown command or wrong arguments: \"" + line + "\"";
 }

@@ -38,7 +38,10 @@ void reply_attr(fuse_req_t req, int r, const struct stat& st) {
 }
 
 void op_init(void*, fuse_conn_info* conn) {
-  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_POSIX_LOCKS);
+  // Without FUSE_CAP_ASYNC_DIO: the kernel's asynchronous direct I/O path (taken by io_uring
+  // and AIO) reports a short write as EIO, so ENOSPC at the capacity would reach walseg as
+  // "Input/output error"; the synchronous path returns the short count, as a disk does.
+  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_ASYNC_DIO);
   conn->max_write = 1 << 20;  // 1 MiB requests: zero_write's 1 MiB iovecs go in one piece
 }
 

@@ -134,16 +134,22 @@ std::string MemFs::set_capacity(std::uint64_t bytes) {
   return fmt::format("ok capacity: {} bytes ({} used)", bytes, used_blocks_ * kBlockBytes);
 }
 
+std::string MemFs::lie_fsync(bool on) {
+  std::lock_guard lk(mu_);
+  lie_fsync_ = on;
+  return on ? "ok lie-fsync: fsync and fdatasync now persist nothing" : "ok lie-fsync: off";
+}
+
 std::string MemFs::stats() {
   std::lock_guard lk(mu_);
   std::uint64_t dirty = 0;
   for (const auto& [ino, n] : inodes_) dirty += static_cast<std::uint64_t>(std::count(n->dirty.begin(), n->dirty.end(), true));
   const MemFsCounters& c = counters_;
   return fmt::format("ok used_bytes={} capacity_bytes={} inodes={} handles={} dirty_blocks={} writes={} "
-                     "bytes_written={} fsyncs={} fdatasyncs={} dir_fsyncs={} failed_fsyncs={} enospc={} "
-                     "drops={} stale_ops={} fail_armed={}",
+                     "bytes_written={} fsyncs={} fdatasyncs={} dir_fsyncs={} failed_fsyncs={} lied_fsyncs={} "
+                     "enospc={} drops={} stale_ops={} fail_armed={}",
                      used_blocks_ * kBlockBytes, capacity_bytes_, inodes_.size(), handles_.size(), dirty, c.writes,
-                     c.bytes_written, c.fsyncs, c.fdatasyncs, c.dir_fsyncs, c.failed_fsyncs, c.enospc, c.drops,
+                     c.bytes_written, c.fsyncs, c.fdatasyncs, c.dir_fsyncs, c.failed_fsyncs, c.lied_fsyncs, c.enospc, c.drops,
                      c.stale_ops, fail_countdown_);
 }
 

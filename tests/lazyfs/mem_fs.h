@@ -22,6 +22,8 @@
 //     were dirty are marked clean without being persisted, as Linux does after a writeback
 //     error ("fsyncgate"): they stay readable until the cut, a later fsync reports success
 //     without them, and drop() loses them.
+//   - lie_fsync(true): fsync and fdatasync report success and persist nothing, as a disk
+//     whose volatile cache ignores flushes; only for proving that a checker sees the loss.
 //   - capacity: blocks allocated by the visible copies of files that still have a name or an
 //     open handle count against it; a write needing more blocks is cut short at the last block
 //     that fits (ENOSPC when none does), fallocate that does not fit fails whole with ENOSPC.
@@ -86,7 +88,7 @@ enum class SyncKind { kAny, kFsync, kFdatasync };
 
 struct MemFsCounters {
   std::uint64_t writes = 0, bytes_written = 0, fsyncs = 0, fdatasyncs = 0, dir_fsyncs = 0;
-  std::uint64_t failed_fsyncs = 0, enospc = 0, drops = 0, stale_ops = 0;
+  std::uint64_t failed_fsyncs = 0, lied_fsyncs = 0, enospc = 0, drops = 0, stale_ops = 0;
 };
 
 struct DirEntry {
@@ -134,6 +136,7 @@ class MemFs {
   std::string persist_all();
   std::string fail_fsync(std::uint64_t nth, SyncKind kind);
   std::string set_capacity(std::uint64_t bytes);
+  std::string lie_fsync(bool on);
   std::string stats();
 
  private:
@@ -170,6 +173,7 @@ class MemFs {
   std::uint64_t used_blocks_ = 0;
   std::uint64_t fail_countdown_ = 0;
   SyncKind fail_kind_ = SyncKind::kAny;
+  bool lie_fsync_ = false;
   MemFsCounters counters_;
 };
 

@@ -53,7 +53,7 @@ void* pt_init(fuse_conn_info* conn, fuse_config* cfg) {
   cfg->hard_remove = 1;  // an unlinked open file is not renamed to .fuse_hidden*
   cfg->direct_io = 1;
   cfg->entry_timeout = cfg->attr_timeout = cfg->negative_timeout = 0;
-  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_POSIX_LOCKS);
+  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_ASYNC_DIO);
   conn->max_write = 1 << 20;
   return fuse_get_context()->private_data;
 }
