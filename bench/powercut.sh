@@ -198,7 +198,7 @@ walseg_round() {
     finding "$label: walseg write ended by itself (exit $st) before the kill: $(tail -2 "$WORK/write.err")"
     return 1
   fi
-  lazyfs_ctl "$SOCK" drop "$drop_seed" "$keep" >"$WORK/drop.out" || {
+  lazyfs_cut "$MNT" "$SOCK" "$drop_seed" "$keep" >"$WORK/drop.out" || {
     finding "$label: drop failed: $(cat "$WORK/drop.out")"
     return 1
   }

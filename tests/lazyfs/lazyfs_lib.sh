@@ -6,6 +6,8 @@
 #   lazyfs_mount MNT SOCK [OPTION...]  mounts (options as walseg_lazyfs mount takes them) and
 #                                      waits for the control socket; LAZYFS_PID is the daemon
 #   lazyfs_ctl SOCK COMMAND...         one control command; prints the answer, fails unless "ok"
+#   lazyfs_cut MNT SOCK [SEED [KEEP]]  the power cut, once the requests a killed writer left
+#                                      queued have been served (see below); prints the answer
 #   lazyfs_umount MNT                  unmounts and waits for that daemon to exit
 #   lazyfs_cleanup                     unmounts whatever is still mounted
 # Needs LAZYFS set to the walseg_lazyfs binary.
@@ -44,6 +46,17 @@ lazyfs_ctl() {
   local sock=$1
   shift
   "$LAZYFS" ctl "$sock" "$@"
+}
+
+# A thread killed inside a FUSE call does not wait for its answer, so its request (a create,
+# a rename) may still be served after the process has been reaped, and would then change the
+# state after the cut. The daemon serves requests one at a time in the kernel's order, so once
+# a request made now is answered, everything queued before it has been served: cut then.
+lazyfs_cut() {
+  local mnt=$1 sock=$2
+  shift 2
+  ls -a "$mnt" >/dev/null
+  lazyfs_ctl "$sock" drop "$@"
 }
 
 lazyfs_umount() {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # storage_faults_test.sh: walseg on walseg_lazyfs when the storage fails: ENOSPC at a set
 # capacity for every init method, during segment creation (walseg create) and during appends
-# (walseg write, pwrite and io_uring), and EIO from the Nth fdatasync/fsync (fsyncgate: the
-# dirty data is then lost, as Linux loses it). After each failure: an error exit naming the
-# path and the reason, no segment-named file of the wrong size, and after a power cut every
+# (walseg write, pwrite and io_uring), EIO from the Nth fdatasync/fsync (fsyncgate: the dirty
+# data is then lost, as Linux loses it), and O_DSYNC writers killed and cut (durable on return,
+# with no fsync to count on). After each failure: an error exit naming the path and the
+# reason, no segment-named file of the wrong size, and after a power cut every
 # acknowledged record is still there and none is stale (walseg_powercut_check); a new writer
 # works once space is back (the failed one is done: invariant 4 makes a writer's first write
 # or sync failure final, so only a new process may go on, from what recovery finds).
@@ -53,6 +54,16 @@ run() {
   RC=$?
   ERR=$(cat "$WORK/stderr")
 }
+# killed_after SECONDS ARGS...: runs walseg in the background and kills it with SIGKILL then.
+killed_after() {
+  local t=$1 pid
+  shift
+  "$WALSEG" "$@" >/dev/null 2>&1 &
+  pid=$!
+  sleep "$t"
+  kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
 segnames() { ls -1 "$D" 2>/dev/null | grep -E '^[0-9A-F]{24}$'; }
 # sizes_ok EXPECTED: every segment-named file has that size (full-size methods: 1 MB).
 sizes_ok() {
@@ -64,7 +75,7 @@ sizes_ok() {
 no_temps() { ! ls -1 "$D" | grep -q '^xlogtemp\.'; }
 # verified: after a cut, nothing acknowledged is lost and nothing is stale.
 verified() {
-  ctl drop
+  lazyfs_cut "$M" "$S" >/dev/null
   "$CHECK" --dir "$D" --ack-log "$ACK" >"$WORK/check.out" 2>&1 || { head -5 "$WORK/check.out"; return 1; }
   echo "    $(tail -1 "$WORK/check.out")"
 }
@@ -136,13 +147,23 @@ for io in pwrite io_uring; do
   done
 done
 
+echo "== O_DSYNC writers (no fsync call at all): kill after 0.4 s, cut"
+for io in pwrite io_uring; do
+  for sm in open_datasync open_sync; do
+    fresh || exit 1
+    killed_after 0.4 write --dir "$D" --seconds 30 --clients 8 --ack-log "$ACK" "${SEG[@]}" \
+      -c walseg.sync_method="$sm" -c walseg.io_method="$io"
+    check "$sm/$io: some commits were acknowledged" grep -q '^ack ' "$ACK"
+    check "$sm/$io: after the cut nothing acknowledged is lost, nothing stale" verified
+  done
+done
+
 echo "== the checker itself"
 fresh || exit 1
 ctl lie-fsync on
-(timeout -s KILL 0.5 "$WALSEG" write --dir "$D" --seconds 30 --clients 4 --ack-log "$ACK" "${SEG[@]}" >/dev/null 2>&1) \
-  2>/dev/null
+killed_after 0.5 write --dir "$D" --seconds 30 --clients 4 --ack-log "$ACK" "${SEG[@]}"
 ctl lie-fsync off
-ctl drop
+lazyfs_cut "$M" "$S" >/dev/null
 "$CHECK" --dir "$D" --ack-log "$ACK" >"$WORK/lie.out"
 check "a disk that ignores flushes: after the cut the checker reports lost records" \
   grep -Eq 'lost [1-9]' <(tail -1 "$WORK/lie.out")
