@@ -22,7 +22,7 @@
 #   --fresh-dir   let `walseg write` create the WAL directory itself in each chain's first
 #                 round (by default the script makes it and makes its name durable first:
 #                 walseg does not fsync the parent of a directory it creates, so a cut can
-#                 take the whole WAL with it; see the report of the lazyfs branch)
+#                 take the whole WAL with it: this option shows it, as lost records)
 #
 # A walseg configuration (io method x 1 or 8 clients) runs its rounds on one WAL directory,
 # each round resuming where recovery found the end, with 1 MB segments so that rounds cross
@@ -142,25 +142,36 @@ count_torn() {
   for f in "$D"/xlogtemp.*; do [[ -e $f ]] && LEFTOVERS+=("${f##*/}"); done
 }
 
-# check_after_cut LABEL ACKED: recover, dump, check; sets C_TORN, and C_ACKED, C_LOST, C_STALE
-# for the chain so far. Returns 1 when the round could not be checked.
-check_after_cut() {
-  local label=$1 rc summary
-  count_torn "$2"
+# read_back LABEL: walseg recover and walseg dump, the LSNs dumped into dump.lsns.
+read_back() {
+  local rc
   "$WALSEG" recover --dir "$D" >"$WORK/recover.out" 2>&1
   rc=$?
   if ((rc == 2)); then
     CORRUPTION_REPORTS=$((CORRUPTION_REPORTS + 1))  # torn unsynced blocks after a hole look so
   elif ((rc != 0)); then
-    finding "$label: walseg recover failed (exit $rc): $(tail -2 "$WORK/recover.out")"
+    finding "$1: walseg recover failed (exit $rc): $(tail -2 "$WORK/recover.out")"
     return 1
   fi
   if ! "$WALSEG" dump --dir "$D" >"$WORK/dump.out" 2>&1; then
-    finding "$label: walseg dump failed: $(tail -2 "$WORK/dump.out")"
+    finding "$1: walseg dump failed: $(tail -2 "$WORK/dump.out")"
     return 1
   fi
   awk '/^rmgr:/ { s = substr($0, index($0, " lsn: ") + 6); print substr(s, 1, index(s, ",") - 1) }' \
     "$WORK/dump.out" >"$WORK/dump.lsns"
+}
+
+# check_after_cut LABEL ACKED: recover, dump, check; sets C_TORN, and C_ACKED, C_LOST, C_STALE
+# for the chain so far. Returns 1 when the round could not be checked.
+check_after_cut() {
+  local label=$1 rc summary
+  count_torn "$2"
+  : >"$WORK/dump.lsns"
+  if [[ ! -d $D ]]; then
+    echo "    $label: the WAL directory itself is gone"  # the checker counts the loss
+  else
+    read_back "$label" || return 1
+  fi
   "$CHECK" --dir "$D" --ack-log "$ACK" --lsns "$WORK/check.lsns" >"$WORK/check.out" 2>&1
   rc=$?
   if ((rc > 1)); then
@@ -205,15 +216,20 @@ walseg_round() {
   acks=$(($(grep -c '^ack ' "$ACK" 2>/dev/null) - ${acks:-0}))
   check_after_cut "$label" "$acks" || return 1
   if ((C_LOST || C_STALE || C_TORN)); then
-    finding "$label: $C_LOST lost, $C_STALE stale, $C_TORN torn; reproduce with:" \
-      "bench/powercut.sh --target walseg-$io --seed $SEED --rounds $ROUNDS (same seed, same delays;" \
-      "the moment of the kill inside the writer differs); the WAL is kept in $WORK/finding.$FINDINGS"
+    local n=$((FINDINGS + 1)) again="--target walseg-$io --seed $SEED --rounds $ROUNDS --tear $TEAR"
+    again+=" --min-ms $MIN_MS --max-ms $MAX_MS"
+    ((FRESH_DIR)) && again+=" --fresh-dir"
+    finding "$label: $C_LOST lost, $C_STALE stale, $C_TORN torn; again: bench/powercut.sh $again" \
+      "(same delays and cuts; where the kill lands inside the writer differs);" \
+      "the WAL and the ack log are kept in $WORK/finding.$n"
     head -25 "$WORK/check.out"
-    cp -a "$D" "$WORK/finding.$FINDINGS" 2>/dev/null
-    cp "$ACK" "$WORK/finding.$FINDINGS.ack" 2>/dev/null
+    cp -a "$D" "$WORK/finding.$n" 2>/dev/null
+    cp "$ACK" "$WORK/finding.$n.ack" 2>/dev/null
     return 1
   fi
 }
+
+wal_bytes() { du -sb "$D" 2>/dev/null | cut -f1 | grep . || echo 0; }
 
 # end_chain: adds the chain's last check to the target's totals.
 end_chain() {
@@ -230,7 +246,7 @@ walseg_target() {
     CHAIN=0 C_ACKED=0 C_LOST=0 C_STALE=0
     new_chain "walseg-$io-$k" || { finding "walseg-$io: could not mount walseg_lazyfs"; return; }
     for ((r = 1; r <= ROUNDS; r++)); do
-      if ((r > 1 && $(du -sb "$D" | cut -f1) > CHAIN_BYTES)); then
+      if ((r > 1 && $(wal_bytes) > CHAIN_BYTES)); then
         end_chain
         new_chain "walseg-$io-$k" || { finding "walseg-$io: could not mount walseg_lazyfs"; return; }
       fi
@@ -251,16 +267,16 @@ walseg_target() {
 target_walseg_pwrite() { walseg_target pwrite; }
 target_walseg_io_uring() { walseg_target io_uring; }
 
+for t in "${TARGETS[@]}"; do
+  declare -F "target_${t//-/_}" >/dev/null && continue
+  echo "powercut.sh: unknown target '$t' (known: walseg-pwrite, walseg-io_uring)" >&2
+  exit 2
+done
 CORRUPTION_REPORTS=0
 RESULTS=()
 for t in "${TARGETS[@]}"; do
-  fn="target_${t//-/_}"
-  if ! declare -F "$fn" >/dev/null; then
-    echo "powercut.sh: unknown target '$t' (known: walseg-pwrite, walseg-io_uring)" >&2
-    exit 2
-  fi
   echo "== $t"
-  "$fn"
+  "target_${t//-/_}"
   RESULTS+=("powercut $t: $T_ROUNDS rounds, $T_ACKED acknowledged, $T_LOST lost, $T_STALE stale, $T_TORN torn")
 done
 echo "walseg recover reported corruption (torn unsynced blocks past a hole) after $CORRUPTION_REPORTS cuts"

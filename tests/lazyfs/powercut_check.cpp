@@ -20,6 +20,7 @@
 // Exit 0 when nothing is lost or stale, 1 otherwise, 2 on usage or I/O errors.
 #include <fcntl.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -174,8 +175,9 @@ int run(const std::string& dir, const std::string& ack_path, const std::string& 
     }
     end = reader.stop().end_lsn;
   } catch (const walseg::Error& e) {
-    // No segment with a readable long header: no record survived (finish() counts the acks).
-    if (e.errnum() != EINVAL) throw;
+    // No segment with a readable long header, or no directory at all (its name was never
+    // made durable): no record survived, and finish() counts the acknowledged ones as lost.
+    if (e.errnum() != EINVAL && e.errnum() != ENOENT) throw;
     std::printf("no WAL to read: %s\n", e.what());
   }
   check.finish();
