@@ -9,7 +9,7 @@
 #
 # Usage: bench/powercut.sh [--rounds N] [--target T]... [--keep] [--build DIR] [--seed S]
 #                          [--tear P] [--min-ms MS] [--max-ms MS] [--fresh-dir]
-#                          [--init-method M] [--sync-method M]
+#                          [--init-method M] [--sync-method M] [--record-size S]
 #   --rounds N    rounds per configuration (default 100; ctest runs 10)
 #   --target T    walseg-pwrite, walseg-io_uring (default: both); a target is a function
 #                 target_<T with - as _> that runs its configurations (see walseg_target)
@@ -27,6 +27,8 @@
 #   --init-method M, --sync-method M  walseg.init_method and walseg.sync_method of the writer
 #                 (default zero_write and fdatasync); with fallocate_keep_size and none the
 #                 segments grow by appends, so their size is not checked
+#   --record-size S  payload bytes per record (default 100); records of several 4 kB blocks
+#                 leave more unsynced blocks at a kill, for torn cuts to choose from
 #
 # A walseg configuration (io method x 1 or 8 clients) runs its rounds on one WAL directory,
 # each round resuming where recovery found the end, with 1 MB segments so that rounds cross
@@ -54,6 +56,7 @@ MAX_MS=700
 FRESH_DIR=0
 INIT_METHOD=zero_write
 SYNC_METHOD=fdatasync
+RECORD_SIZE=100
 SEG_BYTES=$((1024 * 1024))
 CHAIN_BYTES=$((32 * 1024 * 1024))
 
@@ -71,6 +74,7 @@ while (($#)); do
     --fresh-dir) FRESH_DIR=1 ;;
     --init-method) INIT_METHOD=${2:?}; shift ;;
     --sync-method) SYNC_METHOD=${2:?}; shift ;;
+    --record-size) RECORD_SIZE=${2:?}; shift ;;
     *) usage ;;
   esac
   shift
@@ -90,7 +94,7 @@ reason=$(lazyfs_skip_reason "$LAZYFS")
 [[ -z $reason ]] || { echo "SKIP: $reason"; exit 77; }
 for b in "$WALSEG" "$CHECK"; do [[ -x $b ]] || { echo "powercut.sh: $b is not built" >&2; exit 1; }; done
 
-WORK=$(mktemp -d /tmp/walseg_powercut.XXXXXX) || exit 1
+WORK=$(mktemp -d -t walseg_powercut.XXXXXX) || exit 1
 FINDINGS=0
 on_exit() {
   lazyfs_cleanup
@@ -100,7 +104,7 @@ trap on_exit EXIT
 trap 'echo "powercut.sh: interrupted"; exit 130' INT TERM HUP
 RANDOM=$SEED
 echo "powercut.sh: seed $SEED, $ROUNDS rounds per configuration, kill after ${MIN_MS}..${MAX_MS} ms," \
-  "tear $TEAR%, walseg.init_method $INIT_METHOD, walseg.sync_method $SYNC_METHOD"
+  "tear $TEAR%, walseg.init_method $INIT_METHOD, walseg.sync_method $SYNC_METHOD, records of $RECORD_SIZE bytes"
 
 sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
 
@@ -208,7 +212,7 @@ walseg_round() {
   drop_seed=$RANDOM
   label="walseg-$io, $k client(s), chain $CHAIN round $r (kill after $ms ms, drop $drop_seed $keep)"
   acks=$(grep -c '^ack ' "$ACK" 2>/dev/null)
-  "$WALSEG" write --dir "$D" --seconds 3600 --clients "$k" --ack-log "$ACK" \
+  "$WALSEG" write --dir "$D" --seconds 3600 --clients "$k" --record-size "$RECORD_SIZE" --ack-log "$ACK" \
     -c walseg.segment_size=1MB -c walseg.io_method="$io" -c walseg.init_method="$INIT_METHOD" \
     -c walseg.sync_method="$SYNC_METHOD" >"$WORK/write.out" 2>"$WORK/write.err" &
   pid=$!
@@ -229,6 +233,7 @@ walseg_round() {
   if ((C_LOST || C_STALE || C_TORN)); then
     local n=$((FINDINGS + 1)) again="--target walseg-$io --seed $SEED --rounds $ROUNDS --tear $TEAR"
     again+=" --min-ms $MIN_MS --max-ms $MAX_MS --init-method $INIT_METHOD --sync-method $SYNC_METHOD"
+    again+=" --record-size $RECORD_SIZE"
     ((FRESH_DIR)) && again+=" --fresh-dir"
     finding "$label: $C_LOST lost, $C_STALE stale, $C_TORN torn; again: bench/powercut.sh $again" \
       "(same delays and cuts; where the kill lands inside the writer differs);" \

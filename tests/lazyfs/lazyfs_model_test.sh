@@ -17,7 +17,7 @@ source "$HERE/lazyfs_lib.sh"
 reason=$(lazyfs_skip_reason "$LAZYFS")
 [[ -z $reason ]] || { echo "SKIP: $reason"; exit 77; }
 
-WORK=$(mktemp -d /tmp/walseg_lazyfs_model.XXXXXX) || exit 1
+WORK=$(mktemp -d -t walseg_lazyfs_model.XXXXXX) || exit 1
 trap 'lazyfs_cleanup; rm -rf "$WORK"' EXIT
 trap 'echo interrupted; exit 130' INT TERM
 

@@ -24,7 +24,7 @@ source "$HERE/lazyfs_lib.sh"
 reason=$(lazyfs_skip_reason "$LAZYFS")
 [[ -z $reason ]] || { echo "SKIP: $reason"; exit 77; }
 
-WORK=$(mktemp -d /tmp/walseg_faults.XXXXXX) || exit 1
+WORK=$(mktemp -d -t walseg_faults.XXXXXX) || exit 1
 trap 'lazyfs_cleanup; rm -rf "$WORK"' EXIT
 trap 'echo interrupted; exit 130' INT TERM
 MiB=1048576
