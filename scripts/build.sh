@@ -9,6 +9,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev liburing-dev libisal-dev libboost-test-dev
   clang libclang-rt-14-dev                 # libFuzzer target of the settings parser
   e2fsprogs xfsprogs btrfs-progs util-linux strace   # loop-mounted filesystem tests
+  libfuse3-dev fuse3                       # walseg_lazyfs: power-cut tests (tests/lazyfs, bench/powercut.sh)
   postgresql-15 postgresql-server-dev-15 passwd libpq-dev  # contrib/walseg extension, pg_regress, crash test
 )
 missing=()

@@ -85,7 +85,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
                                   ready, ahead, dir));
         }
         const std::uint64_t created_before = wal->manager().stats().create.count;
-        meas = run_clients(wal->writer(), s.write_size, 1, commits, 0, 0, stop_requested);
+        meas = run_clients(wal->writer(), s.write_size, 1, commits, 0, 0, nullptr, stop_requested);
         check_stop();
         created_while = wal->manager().stats().create.count - created_before;
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
@@ -118,7 +118,7 @@ std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch) {
         method = std::string(to_string(wal->manager().stats().method));
         wait_ready_or_stop(wal->manager(), static_cast<std::size_t>(c.prealloc_segments),
                            std::chrono::seconds(60));
-        meas = run_clients(wal->writer(), s.write_size, clients, 0, s.commit_seconds, c.segment_size_bytes,
+        meas = run_clients(wal->writer(), s.write_size, clients, 0, s.commit_seconds, c.segment_size_bytes, nullptr,
                            stop_requested);
         check_stop();
       }

@@ -1,11 +1,20 @@
 // K committing clients (clients.h).
 #include "clients.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <exception>
 #include <mutex>
+#include <random>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "walseg/error.h"
 
@@ -51,29 +60,64 @@ class Checkpointer {
   std::thread t_;
 };
 
+// Writes the tag (clients.h) into the first bytes of `payload`, as far as it reaches.
+void tag_payload(std::vector<std::byte>& payload, std::uint64_t run, std::uint32_t client, std::uint64_t seq) {
+  std::byte tag[kPayloadTagBytes];
+  for (int i = 0; i < 8; ++i) tag[i] = static_cast<std::byte>(run >> (8 * i));
+  for (int i = 0; i < 4; ++i) tag[8 + i] = static_cast<std::byte>(client >> (8 * i));
+  for (int i = 0; i < 8; ++i) tag[12 + i] = static_cast<std::byte>(seq >> (8 * i));
+  std::memcpy(payload.data(), tag, std::min(payload.size(), kPayloadTagBytes));
+}
+
 }  // namespace
 
+AckLog::AckLog(const std::string& path) : file_(File::open(path, O_WRONLY | O_CREAT | O_APPEND, 0644)) {}
+
+void AckLog::line(const std::string& text) {
+  // One write(2) per line: O_APPEND makes each one land whole at the end, whatever the threads.
+  ssize_t r;
+  do {
+    r = ::write(file_.fd(), text.data(), text.size());
+  } while (r < 0 && errno == EINTR);
+  if (r < 0) throw file_error(errno, "write to", file_.path());
+  if (static_cast<std::size_t>(r) != text.size())
+    throw file_error(ENOSPC, "write to", file_.path(), fmt::format("; wrote {} of {} bytes", r, text.size()));
+}
+
+void AckLog::start(std::uint64_t run, Lsn resume_lsn, int clients) {
+  line(fmt::format("start {} {} {}\n", run, resume_lsn, clients));
+}
+
+void AckLog::ack(std::uint64_t run, int client, std::uint64_t seq, Lsn end_lsn) {
+  line(fmt::format("ack {} {} {} {}\n", run, client, seq, end_lsn));
+}
+
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
-                      double seconds, std::uint64_t checkpoint_segment_bytes,
+                      double seconds, std::uint64_t checkpoint_segment_bytes, AckLog* ack_log,
                       const std::function<bool()>& stop) {
-  std::vector<std::byte> payload(payload_bytes, std::byte{0x5a});
   std::atomic<std::uint64_t> issued{0};
   std::mutex mu;
   ClientRun m;
+  m.run_id = std::random_device{}() | static_cast<std::uint64_t>(std::random_device{}()) << 32;
+  if (ack_log != nullptr) ack_log->start(m.run_id, w.insert_lsn(), clients);
   std::exception_ptr failure;
   auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   auto t0 = Clock::now();
   Checkpointer ckpt(w, checkpoint_segment_bytes);
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
-    threads.emplace_back([&] {
+    threads.emplace_back([&, c] {
       std::vector<double> mine;
+      std::vector<std::byte> payload(payload_bytes, kPayloadFill);
       try {
         auto more = [&] { return seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits; };
-        while (more() && !(stop && stop())) {
+        for (std::uint64_t seq = 0; more() && !(stop && stop()); ++seq) {
           auto t = Clock::now();
-          w.flush(w.append(payload));
+          tag_payload(payload, m.run_id, static_cast<std::uint32_t>(c), seq);
+          Lsn end = w.append(payload);
+          w.flush(end);
           mine.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t).count());
+          if (ack_log != nullptr) ack_log->ack(m.run_id, c, seq, end);
         }
       } catch (...) {
         std::lock_guard lk(mu);

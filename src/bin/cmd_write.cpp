@@ -1,5 +1,7 @@
 // walseg write: K clients append records and wait for each to be flushed (group commit),
-// printing commits/s and commit latency.
+// printing commits/s and commit latency; --ack-log records each acknowledgement (clients.h).
+
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -19,6 +21,7 @@ struct WriteArgs {
   std::string record_size = "100";
   int clients = 1;
   double seconds = 0;
+  std::string ack_log;
   SettingsOptions settings;
 };
 
@@ -27,7 +30,9 @@ void run_write(const WriteArgs& a) {
   std::uint64_t size = parse_size_option("--record-size", a.record_size);
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
-  ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds);
+  std::optional<AckLog> ack_log;
+  if (!a.ack_log.empty()) ack_log.emplace(a.ack_log);
+  ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds, 0, ack_log ? &*ack_log : nullptr);
   double elapsed = run.seconds;
   Summary s = summarize(run.us);
   WalWriterStats st = w.stats();
@@ -53,6 +58,8 @@ RegisterCommand reg("write", [](CLI::App& app) {
   cmd->add_option("--clients", a->clients, "concurrent clients")->transform(integer_in(1, 1024));
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (0: use --records)")
       ->transform(seconds_in(0, true, 86400));
+  cmd->add_option("--ack-log", a->ack_log,
+                  "append a line per acknowledged commit to FILE (client, sequence, end LSN; for crash checks)");
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_write(*a); });
 });

@@ -1,0 +1,39 @@
+// The control channel of walseg_lazyfs: a unix stream socket that takes one command line per
+// connection and answers with one line ("ok ..." or "error ..."), so that a test script can
+// cut the power, arm a failing fsync or set the capacity while the filesystem is mounted,
+// without any name inside the mount. lazyfs.cpp lists the commands.
+//
+// Thread-safety: the server answers on its own thread, one connection at a time; the handler
+// must be safe to call from it. Lifetime: the handler must outlive the server; the destructor
+// stops the thread and removes the socket file.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace lazyfs {
+
+class ControlServer {
+ public:
+  using Handler = std::function<std::string(const std::string& line)>;
+  /// Binds `path` (an existing file there is replaced) and starts answering.
+  /// Throws std::runtime_error naming the path when the socket cannot be made.
+  ControlServer(std::string path, Handler handler);
+  ~ControlServer();
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+ private:
+  void loop();
+  std::string path_;
+  Handler handler_;
+  int listen_fd_ = -1;
+  std::thread thread_;
+};
+
+/// Sends `line` to the server at `path`, prints the answer on stdout and returns 0 when it
+/// starts with "ok", 1 otherwise (2 when the server cannot be reached).
+int control_client(const std::string& path, const std::string& line);
+
+}  // namespace lazyfs
