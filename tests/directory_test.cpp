@@ -41,6 +41,28 @@ BOOST_AUTO_TEST_CASE(open_with_create_makes_missing_parents_with_mode_0700) {
   BOOST_TEST(again.fd() >= 0);
 }
 
+BOOST_AUTO_TEST_CASE(C13_each_directory_created_is_made_durable_by_an_fsync_of_its_parent) {
+  // Bug (found by the power-cut filesystem): mkdir without an fsync of the parent, so a power
+  // cut could take a new WAL directory, and every acknowledged record in it, away.
+  io_trace::start();
+  Directory d = Directory::open(dir / "a/b", true);
+  auto ev = io_trace::stop();
+  auto index = [&](const std::string& op, const std::string& path) {
+    for (std::size_t i = 0; i < ev.size(); ++i)
+      if (ev[i].op == op && ev[i].path == path) return static_cast<int>(i);
+    return -1;
+  };
+  const int mkdir_a = index("mkdir", dir / "a"), mkdir_b = index("mkdir", dir / "a/b");
+  BOOST_TEST(mkdir_a >= 0);
+  BOOST_TEST(mkdir_b > mkdir_a);
+  BOOST_TEST(index("dir_fsync", dir.path()) > mkdir_a);  // a's name, in its parent
+  BOOST_TEST(index("dir_fsync", dir / "a") > mkdir_b);   // b's name, in a
+  io_trace::start();
+  Directory again = Directory::open(dir / "a/b", true);  // nothing created: nothing synced
+  ev = io_trace::stop();
+  for (const auto& e : ev) BOOST_TEST(e.op != "dir_fsync");
+}
+
 BOOST_AUTO_TEST_CASE(rename_noreplace_moves_the_file_and_keeps_its_bytes) {
   write_bytes(dir / "from", 0, 5000, 'q');
   Directory d = Directory::open(dir.path());

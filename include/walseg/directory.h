@@ -20,7 +20,9 @@ class Directory {
   Directory() = default;  // moves and closing come from OwnedFd
 
   /// Opens an existing directory (O_DIRECTORY). With create=true a missing directory (and its
-  /// missing parents) is created first with mode 0700. Throws Error("open").
+  /// missing parents) is created first with mode 0700, and the parent of each one created is
+  /// fsynced, so that the new name survives a power cut. Throws Error("create", "open" or
+  /// "fsync") naming the directory.
   static Directory open(const std::string& path, bool create = false);
 
   int fd() const noexcept { return fd_.fd(); }

@@ -23,12 +23,21 @@ using io_detail::inject;
 Directory Directory::open(const std::string& path, bool create) {
   if (create) {
     // Each missing component with mode 0700, as the header promises (and as PostgreSQL makes
-    // pg_wal); std::filesystem::create_directories would use 0777 & ~umask.
+    // pg_wal); std::filesystem::create_directories would use 0777 & ~umask. A new directory's
+    // name is an entry of its parent like any file's: without an fsync of the parent a power
+    // cut can take the directory, and every acknowledged record in it, away (PostgreSQL's
+    // fsync_parent_path after a mkdir).
     std::filesystem::path partial;
     for (const auto& part : std::filesystem::path(path)) {
+      const std::filesystem::path parent = partial.empty() ? "." : partial;
       partial /= part;
-      if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
+      if (::mkdir(partial.c_str(), 0700) == 0) {
+        done("mkdir", partial.string(), 0);
+        Directory p = open(parent.string());
+        p.fsync();
+      } else if (errno != EEXIST) {
         throw dir_error(errno, "create", partial.string());
+      }
     }
   }
   int err = inject("open");
