@@ -72,6 +72,7 @@ BOOST_AUTO_TEST_CASE(control_fields_sit_at_their_documented_offsets_little_endia
   c.append_mode = true;
   c.oldest_lsn = 0x0000000312000000;
   c.durable_lsn = 0x0000000312345678;
+  c.epoch = 0x01020304;
   const auto b = encoded(c);
   const unsigned char* u = reinterpret_cast<const unsigned char*>(b.data());
   BOOST_TEST(std::memcmp(u, "WSCT", 4) == 0);
@@ -83,8 +84,9 @@ BOOST_AUTO_TEST_CASE(control_fields_sit_at_their_documented_offsets_little_endia
   BOOST_TEST(load_le32(b.data() + 28) == kControlAppendMode);
   BOOST_TEST(load_le64(b.data() + 32) == 0x0000000312000000u);
   BOOST_TEST(load_le64(b.data() + 40) == 0x0000000312345678u);
-  BOOST_TEST(load_le32(b.data() + 48) == crc32c(std::span(b.data(), 48)));
-  for (std::size_t i = 52; i < kControlFileBytes; ++i) BOOST_TEST(u[i] == 0u);
+  BOOST_TEST(load_le32(b.data() + 48) == 0x01020304u);
+  BOOST_TEST(load_le32(b.data() + 52) == crc32c(std::span(b.data(), 52)));
+  for (std::size_t i = 56; i < kControlFileBytes; ++i) BOOST_TEST(u[i] == 0u);
   std::string why;
   auto back = decode_control(b, &why);
   BOOST_REQUIRE_MESSAGE(back.has_value(), why);
@@ -153,8 +155,9 @@ BOOST_AUTO_TEST_CASE(the_worked_examples_of_doc_wal_format_md_are_what_encode_wr
   c.block_size_bytes = 8192;
   c.oldest_lsn = 0x3000000;
   c.durable_lsn = 0x3004EB8;
+  c.epoch = 3;
   const auto b = encoded(c);
-  BOOST_TEST(load_le32(b.data() + 48) == 0xC33555A1u);  // "A1 55 35 C3"
+  BOOST_TEST(load_le32(b.data() + 52) == 0x336640DDu);  // "DD 40 66 33"
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -340,6 +340,62 @@ BOOST_AUTO_TEST_CASE(LaterPageOnDiskBeforeAnEarlierOneIsReportedAsCorruption) {
   BOOST_TEST(r.corruption);
 }
 
+// With a known durable LSN (walseg.control's) that alone decides: the same torn write is the
+// end of WAL when it lies past the durable point (power-loss finding F1: a legal torn tail was
+// reported as corruption), and damage below it is corruption even with nothing valid after.
+BOOST_AUTO_TEST_CASE(KnownDurableLsn_ATornWritePastItIsTheEndAndDamageBeforeItIsCorruption) {
+  WalDir d(params());
+  for (int i = 0; i < 10; ++i) d.append_size(700);
+  const Lsn torn = d.append_size(12000);
+  d.zero(torn - torn % kBlock + kBlock, kBlock);  // its second page missing, its third present
+  WalReaderOptions o;
+  o.durable_lsn = torn;  // everything before the torn record was acknowledged
+  RecoveryResult r = find_end_of_wal(d.path(), o);
+  BOOST_TEST(r.records == 10u);
+  BOOST_TEST(r.end_lsn == torn);
+  BOOST_TEST(!r.corruption, r.stop_reason);
+  o.durable_lsn = torn + 1;  // acknowledged past the stop: damage
+  r = find_end_of_wal(d.path(), o);
+  BOOST_TEST(r.corruption);
+  BOOST_TEST(contains(r.stop_reason, "corruption"));
+  // Damage before the durable point with nothing valid after it: still corruption.
+  WalDir e(params());
+  for (int i = 0; i < 10; ++i) e.append_size(700);
+  const Lsn last = e.record_lsns().back();
+  e.zero(last, 64);
+  WalReaderOptions q;
+  q.durable_lsn = e.insert_pos();
+  r = find_end_of_wal(e.path(), q);
+  BOOST_TEST(r.corruption);
+  BOOST_TEST(contains(r.stop_reason, "acknowledged"), r.stop_reason);
+}
+
+// Invariant 5 for the same position: a record a torn write of an earlier life left where this
+// life's records go on can be intact and even link back correctly, because the same records
+// fall at the same LSNs. Its lower epoch (xl_xid) gives it away.
+BOOST_AUTO_TEST_CASE(ARecordOfAnEarlierWriterAfterALaterOnesIsTheEndOfWal) {
+  EncoderParams p = params();
+  p.xid = 7;
+  WalDir d(p);
+  for (int i = 0; i < 5; ++i) d.append_size(300);
+  const Lsn stale_at = d.insert_pos();
+  // What the earlier life (epoch 6) wrote at the next position, chained to the record before.
+  EncoderParams old = p;
+  old.xid = 6;
+  Lsn start = 0;
+  encode_record(old, stale_at, d.last_record(), 0, walseg::test::payload_of(300, 99), d.sink(), &start);
+  const RecoveryResult r = find_end_of_wal(d.path());
+  BOOST_TEST(r.records == 5u);
+  BOOST_TEST(r.end_lsn == stale_at);
+  BOOST_TEST(r.last_xid == 7u);
+  BOOST_TEST(contains(r.stop_reason, "written by an earlier writer (epoch 6 after 7)"), r.stop_reason);
+  // The same record with the same epoch is read: only going back is refused.
+  WalDir same(p);
+  for (int i = 0; i < 5; ++i) same.append_size(300);
+  encode_record(p, same.insert_pos(), same.last_record(), 0, walseg::test::payload_of(300, 99), same.sink(), &start);
+  BOOST_TEST(find_end_of_wal(same.path()).records == 6u);
+}
+
 BOOST_AUTO_TEST_CASE(WrongSystemIdentifierStopsAtTheFirstPageNamingBothIds) {
   WalDir d(params());
   d.append_size(10);

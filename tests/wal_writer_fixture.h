@@ -85,12 +85,15 @@ struct WalContents {
   walseg::WalStop stop;
 };
 
-/// Every record of the WAL in dir, from the first page of its lowest segment, as WalReader
-/// returns them (sizes given, so an empty directory reads as no records).
+/// Every record of the WAL in dir as WalReader returns them: from walseg.control's oldest LSN
+/// with its sizes and durable point when the directory has one, else from the first page of
+/// its lowest segment (sizes given, so an empty directory reads as no records).
 inline WalContents read_wal(const std::string& dir, const walseg::Config& cfg) {
   walseg::WalReaderOptions o;
   o.segment_size_bytes = cfg.segment_size_bytes;
   o.block_size_bytes = cfg.block_size_bytes;
+  // As a user reads it: from where walseg.control says the WAL starts, when there is one.
+  if (auto c = walseg::read_control(dir)) o = walseg::reader_options_for(*c);
   WalContents out;
   walseg::WalReader r = walseg::WalReader::open(dir, o);
   walseg::WalRecord rec;

@@ -162,6 +162,18 @@ class SegmentManager {
   /// of the control file's replacement fails (nothing is switched).
   ReadySegment switch_timeline(TimeLineId new_tli, Lsn switch_lsn);
 
+  /// Records in the control file, durably, that every record ending at or below durable_lsn
+  /// was acknowledged (its durable LSN only moves forward), so that recovery reports a stop
+  /// before it as corruption, not as the end of WAL: as a checkpoint or a clean shutdown
+  /// does in PostgreSQL. Throws walseg::Error from the control file's replacement.
+  void mark_durable(Lsn durable_lsn);
+
+  /// Takes the next writer epoch (wal_format.h: every record's xl_xid), above both the
+  /// control file's and at_least (the last epoch recovery read), and makes it durable in the
+  /// control file before returning it, so that no two lives of the WAL ever share one.
+  /// Throws walseg::Error from the control file's replacement.
+  std::uint32_t next_epoch(std::uint32_t at_least);
+
   /// The timeline new segments are named for.
   TimeLineId timeline() const {
     std::lock_guard lk(mu_);

@@ -39,6 +39,11 @@ class Wal {
   static std::unique_ptr<Wal> open(const std::string& dir, const Config& config,
                                    std::optional<TimeLineId> timeline = std::nullopt);
 
+  /// Records that everything flushed so far is durable (SegmentManager::mark_durable with the
+  /// writer's flushed_lsn()), as a checkpoint or clean shutdown does; truncate_before does it
+  /// too. Throws walseg::Error from the control file's replacement.
+  void checkpoint() { manager_->mark_durable(writer_->flushed_lsn()); }
+
   SegmentManager& manager() { return *manager_; }
   WalWriter& writer() { return *writer_; }
   const RecoveryResult& recovery() const { return recovery_; }

@@ -41,6 +41,7 @@ struct EncoderParams {
   std::uint32_t block_size_bytes = kDefaultWalBlockSizeBytes;  ///< is_valid_wal_block_size
   TimeLineId timeline = 1;                                      ///< != 0
   std::uint64_t system_id = 0;  ///< chosen at directory creation; any value
+  std::uint32_t xid = 0;        ///< xl_xid of every record: the writer's epoch (wal_format.h)
 };
 
 /// Receives `len` bytes that belong at WAL position `lsn` (never crossing a page boundary).

@@ -136,7 +136,11 @@ static_assert((kPageFirstIsContRecord | kPageLongHeader | kPageBkpRemovable |
 //
 //   offset size field       meaning
 //   0      4    xl_tot_len  whole record: header + data headers + payload (no alignment pad)
-//   4      4    xl_xid      transaction id; walseg writes 0
+//   4      4    xl_xid      transaction id; walseg writes its writer's epoch, the number of
+//                           the Wal::open that wrote the record (walseg.control): records
+//                           of one life share it, each later life has a larger one, so a
+//                           record left at the same LSN by a write a crash tore can never
+//                           be read as a successor of a later life's records (invariant 5)
 //   8      8    xl_prev     LSN of the previous record's header (0 for the first record)
 //   16     1    xl_info     high 4 bits: resource manager's use; low 4 (kRecordInfoMask) reserved
 //   17     1    xl_rmid     resource manager id; walseg writes kWalsegRmgrId
@@ -317,8 +321,10 @@ std::optional<PageHeader> decode_ready_stamp(const std::byte* in);
 //                              from here; segments below it may be recycled or removed
 //   40     8    durable_lsn    every record ending at or below it had been acknowledged when
 //                              the file was written (0: not known)
-//   48     4    crc            CRC-32C of bytes [0, 48)
-//   52          end of data; the file is kControlFileBytes long, zeros after the CRC
+//   48     4    epoch          the last writer's incarnation: every Wal::open takes the next
+//                              one and writes it into each record's xl_xid (see below)
+//   52     4    crc            CRC-32C of bytes [0, 52)
+//   56          end of data; the file is kControlFileBytes long, zeros after the CRC
 
 inline constexpr std::uint32_t kControlMagic = 0x54435357;  // "WSCT" in file order
 inline constexpr std::uint32_t kControlVersion = 1;
@@ -330,7 +336,8 @@ inline constexpr std::size_t kControlTimelineOffset = 24;
 inline constexpr std::size_t kControlFlagsOffset = 28;
 inline constexpr std::size_t kControlOldestLsnOffset = 32;
 inline constexpr std::size_t kControlDurableLsnOffset = 40;
-inline constexpr std::size_t kControlCrcOffset = 48;
+inline constexpr std::size_t kControlEpochOffset = 48;
+inline constexpr std::size_t kControlCrcOffset = 52;
 /// One sector, as pg_control's PG_CONTROL_FILE_SIZE is a page: read and written whole.
 inline constexpr std::size_t kControlFileBytes = 512;
 static_assert(kControlCrcOffset + 4 <= kControlFileBytes);
@@ -344,6 +351,7 @@ struct WalControl {
   bool append_mode = false;
   Lsn oldest_lsn = 0;
   Lsn durable_lsn = 0;
+  std::uint32_t epoch = 0;
   friend bool operator==(const WalControl&, const WalControl&) = default;
 };
 

@@ -11,7 +11,11 @@
 //   should be, a missing segment file, a page left from an earlier life of a recycled file
 //   (xlp_pageaddr below the page's LSN), or any failed check. It never skips damage: records
 //   after a hole are not a prefix of what was written, so they are not returned.
-//   The stop is then classified by looking ahead, never by its cause alone:
+//   A record whose xl_xid (the writer's epoch, wal_format.h) is below the previous record's
+//   also stops it: a torn write of an earlier life left it at the same LSN.
+//   With a known durable LSN (options.durable_lsn, from walseg.control) the stop is
+//   corruption exactly when it is before that LSN. Without one it is classified by looking
+//   ahead, never by its cause alone:
 //     - corruption: valid WAL of this life exists after the stop: the record that the failed
 //       record's length points to is valid and its xl_prev names the failed record, or a page
 //       after the failure (to the end of that segment, plus the first page of the next one)
@@ -75,6 +79,11 @@ struct WalReaderOptions {
   /// nullopt: the first page of the lowest segment file of the timeline, for a directory
   /// without a control file (PostgreSQL's pg_wal, a copy of segments).
   std::optional<Lsn> start_lsn;
+  /// Every record ending at or below it is known to have been acknowledged (walseg.control's
+  /// durable LSN, or a live writer's flushed_lsn()). Set: a stop before it is corruption and
+  /// a stop at or after it is the end of WAL, whatever follows (a power cut may keep any
+  /// subset of what was written after the last sync). nullopt: the look-ahead decides.
+  std::optional<Lsn> durable_lsn;
   WalReporter* reporter = nullptr;  ///< may be null
 };
 
@@ -153,6 +162,7 @@ struct RecoveryResult {
   std::string stop_reason;  ///< reason, file and offset (and evidence, for corruption)
   bool corruption = false;  ///< valid WAL follows the stop (see above)
   Lsn stop_page = 0;        ///< WalStop::detected_page: where the unreadable part was found
+  std::uint32_t last_xid = 0;  ///< xl_xid (the writer's epoch) of the last valid record
 };
 
 /// Reads every record from the start of the WAL in dir_path (or from `from`, as seek) and

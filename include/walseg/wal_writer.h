@@ -61,6 +61,7 @@ struct WalIoCounters {
 
 struct WalWriterOptions {
   std::uint64_t system_id = 0;  ///< written into every long page header
+  std::uint32_t epoch = 0;      ///< written into every record's xl_xid (wal_format.h)
   /// Next insert position: wal_start_lsn() for a fresh WAL, or find_end_of_wal()'s end_lsn
   /// (then prev_record_lsn must be its last record's LSN). nullopt: a fresh WAL.
   std::optional<Lsn> resume_lsn;

@@ -148,6 +148,7 @@ void encode_control(const WalControl& c, std::byte* out) {
   store_le(out + kControlFlagsOffset, c.append_mode ? kControlAppendMode : 0, 4);
   store_le(out + kControlOldestLsnOffset, c.oldest_lsn, 8);
   store_le(out + kControlDurableLsnOffset, c.durable_lsn, 8);
+  store_le(out + kControlEpochOffset, c.epoch, 4);
   store_le(out + kControlCrcOffset, crc32c(std::span(out, kControlCrcOffset)), 4);
 }
 
@@ -172,6 +173,7 @@ std::optional<WalControl> decode_control(std::span<const std::byte> in, std::str
   const std::uint32_t flags = load_le32(in.data() + kControlFlagsOffset);
   c.oldest_lsn = load_le64(in.data() + kControlOldestLsnOffset);
   c.durable_lsn = load_le64(in.data() + kControlDurableLsnOffset);
+  c.epoch = load_le32(in.data() + kControlEpochOffset);
   if ((flags & ~kControlAppendMode) != 0) return fail(fmt::format("unknown flags 0x{:X}", flags));
   c.append_mode = (flags & kControlAppendMode) != 0;
   if (!is_valid_segment_size(c.segment_size_bytes)) return fail(fmt::format("invalid segment size {}", c.segment_size_bytes));

@@ -127,6 +127,21 @@ std::array<std::byte, kReadyStampBytes> SegmentManager::stamp_for(TimeLineId tli
   return out;
 }
 
+void SegmentManager::mark_durable(Lsn durable_lsn) {
+  std::lock_guard ck(control_mu_);
+  WalControl next = control_;
+  next.durable_lsn = std::max(next.durable_lsn, durable_lsn);
+  update_control_locked(next);
+}
+
+std::uint32_t SegmentManager::next_epoch(std::uint32_t at_least) {
+  std::lock_guard ck(control_mu_);
+  WalControl next = control_;
+  next.epoch = std::max(next.epoch, at_least) + 1;
+  update_control_locked(next);
+  return next.epoch;
+}
+
 void SegmentManager::update_control_locked(const WalControl& next) {
   if (next == control_) return;
   write_control(dir_, next);

@@ -83,9 +83,11 @@ std::uint64_t new_system_id() {
 }
 
 std::string describe(const WalControl& c) {
-  return fmt::format("system identifier {}, {}MB segments, {}kB pages, timeline {}{}, oldest needed {}",
+  return fmt::format("system identifier {}, {}MB segments, {}kB pages, timeline {}{}, oldest needed {}, "
+                     "durable up to {}, epoch {}",
                      c.system_id, c.segment_size_bytes >> 20, c.block_size_bytes >> 10, c.timeline,
-                     c.append_mode ? ", append mode" : "", format_lsn(c.oldest_lsn));
+                     c.append_mode ? ", append mode" : "", format_lsn(c.oldest_lsn), format_lsn(c.durable_lsn),
+                     c.epoch);
 }
 
 }  // namespace walseg

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "existing_wal.h"
+#include "walseg/error.h"
 #include "walseg/log.h"
 
 namespace walseg {
@@ -22,16 +23,23 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   // The reader starts at the control file's oldest LSN, so the end it finds is never below
   // it: even with every record start retired (truncate_before at the end of the WAL) or no
   // segment left there, the writer continues at or after LSNs it already handed out.
+  // Acknowledged records are missing or unreadable before the durable point: writing after
+  // the last valid record would overwrite whatever of them is still there.
+  if (w->recovery_.corruption)
+    throw make_error(ENOTRECOVERABLE, "open WAL", dir,
+                     fmt::format("cannot write to the WAL in \"{}\": records before its durable point {} cannot "
+                                 "be read ({}). walseg will not write over what follows them: copy the directory "
+                                 "away for investigation, or restore it from a backup",
+                                 dir, format_lsn(control.durable_lsn), w->recovery_.stop_reason));
   WalWriterOptions wo;
   wo.system_id = control.system_id;
+  wo.epoch = w->manager_->next_epoch(w->recovery_.last_xid);
   wo.resume_lsn = w->recovery_.end_lsn;
   wo.prev_record_lsn = w->recovery_.last_record_lsn;
-  log(LogLevel::kLog, fmt::format("WAL in \"{}\": {} records, resuming at {}{}", dir, w->recovery_.records,
-                                  format_lsn(w->recovery_.end_lsn),
-                                  w->recovery_.corruption ? "; corruption found: " + w->recovery_.stop_reason : ""));
-  // A torn tail's earlier pages (never flushed) must not outlive the resume. With corruption
-  // the pages after the stop are left as they are, for whoever investigates.
-  if (!w->recovery_.corruption) {
+  log(LogLevel::kLog, fmt::format("WAL in \"{}\": {} records, resuming at {} (epoch {})", dir,
+                                  w->recovery_.records, format_lsn(w->recovery_.end_lsn), wo.epoch));
+  // A torn tail's earlier pages (never flushed) must not outlive the resume.
+  {
     std::uint64_t n = clear_unfinished_record(dir, config, control.timeline, w->recovery_.end_lsn,
                                               w->recovery_.stop_page);
     if (n > 0)

@@ -150,6 +150,7 @@ Lsn encode_record(const EncoderParams& p, Lsn insert_pos, Lsn prev_record_lsn,
   std::byte head[kRecordHeaderBytes + kDataHeaderLongBytes];
   RecordHeader rh;
   rh.total_len = total_len_of(payload.size());
+  rh.xid = p.xid;
   rh.prev = prev_record_lsn;
   rh.info = info;
   const std::size_t dh = encode_data_header(static_cast<std::uint32_t>(payload.size()),

@@ -72,22 +72,26 @@ void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& en
 }  // namespace
 
 struct WalReader::Impl {
-  Impl(std::string dir, const Geometry& g, std::optional<SegNo> lowest, WalReporter* rep)
-      : dir_path(std::move(dir)), pages(dir_path, g), reporter(rep), lowest_segno(lowest) {}
+  Impl(std::string dir, const Geometry& g, std::optional<SegNo> lowest, const WalReaderOptions& o)
+      : dir_path(std::move(dir)), pages(dir_path, g), reporter(o.reporter), lowest_segno(lowest),
+        durable_lsn(o.durable_lsn) {}
 
   std::uint32_t blk() const { return pages.geometry().block_size_bytes; }
   std::uint64_t seg() const { return pages.geometry().segment_size_bytes; }
   Lsn skip_continuation(Lsn page);
   std::string later_wal(const ReadFailure& f);
   void stop_at(const ReadFailure& f);
+  bool from_earlier_life(const DecodedRecord& d);
 
   std::string dir_path;
   wal_detail::PageSource pages;
   wal_detail::RecordReader records{pages};
   WalReporter* reporter;
   std::optional<SegNo> lowest_segno;
+  std::optional<Lsn> durable_lsn;
   Lsn pos = 0;
   std::optional<Lsn> prev;  // xl_prev the next record must carry; nullopt after a seek
+  std::optional<std::uint32_t> last_xid;  // xl_xid of the last record read (the writer's epoch)
   bool stopped = false;
   WalStop stop;
 };
@@ -138,8 +142,33 @@ void WalReader::Impl::stop_at(const ReadFailure& f) {
   stop.detected_page = f.detected_page;
   stop.reason = f.reason;
   stop.evidence = later_wal(f);
-  stop.corruption = !stop.evidence.empty();
+  // With a durable position known (walseg.control), it alone decides: a power cut may keep
+  // any subset of what was written after the last sync, so valid pages after a stop past it
+  // are a torn write, not damage, while a stop before it has lost acknowledged records.
+  // Without one, the look-ahead decides (and may take a torn write for damage).
+  stop.corruption = durable_lsn ? pos < *durable_lsn : !stop.evidence.empty();
+  if (stop.corruption && stop.evidence.empty())
+    stop.evidence = fmt::format("records up to {} were acknowledged (walseg.control's durable LSN)",
+                                format_lsn(*durable_lsn));
   if (stop.corruption && reporter) reporter->corruption(stop);
+}
+
+// Records of one writer's life share xl_xid (its epoch) and a later life's are larger. A
+// record whose epoch is below the one before it was left at the same LSN by a write a crash
+// tore and this life never wrote there: its bytes, CRC and even xl_prev can be right, since
+// the same records may fall at the same positions. It ends the WAL like any unreadable one.
+bool WalReader::Impl::from_earlier_life(const DecodedRecord& d) {
+  if (!last_xid || d.header.xid >= *last_xid) return false;
+  ReadFailure f;
+  f.reason = fmt::format("record at {} was written by an earlier writer (epoch {} after {}): a write a crash "
+                         "tore left it",
+                         format_lsn(d.lsn), d.header.xid, *last_xid);
+  f.path = pages.path_of(d.lsn);
+  f.offset = segment_offset(d.lsn, seg());
+  f.detected_page = d.lsn - d.lsn % blk();
+  f.record_lsn = d.lsn;
+  stop_at(f);
+  return true;
 }
 
 WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& options) {
@@ -161,12 +190,12 @@ WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& o
       throw make_error(EINVAL, kOp, dir_path,
                        fmt::format("WAL start {} is not a page boundary", format_lsn(*options.start_lsn)));
     WalReader reader(std::make_unique<Impl>(dir_path, g, segno_of_lsn(*options.start_lsn, g.segment_size_bytes),
-                                            options.reporter));
+                                            options));
     reader.seek(*options.start_lsn);
     return reader;
   }
   const auto lowest = lowest_segment(entries, g.timeline, g.segment_size_bytes);
-  WalReader reader(std::make_unique<Impl>(dir_path, g, lowest, options.reporter));
+  WalReader reader(std::make_unique<Impl>(dir_path, g, lowest, options));
   if (lowest) reader.seek(lsn_of_segment(*lowest, 0, g.segment_size_bytes));
   return reader;
 }
@@ -185,6 +214,7 @@ void WalReader::seek(Lsn lsn) {
   m.stopped = false;
   m.stop = WalStop{};
   m.prev.reset();
+  m.last_xid.reset();
   m.pages.invalidate();  // a writer may have written since the last read
   if (lsn % m.blk() == 0) {
     m.pos = m.skip_continuation(lsn);
@@ -241,6 +271,8 @@ bool WalReader::next(WalRecord* record) {
     m.stop_at(f);
     return false;
   }
+  if (m.from_earlier_life(d)) return false;
+  m.last_xid = d.header.xid;
   *record = WalRecord{d.lsn, d.end_lsn, d.header.prev, d.header.xid,
                       d.header.info, d.header.rmid, d.payload};
   m.prev = d.lsn;
@@ -263,6 +295,7 @@ WalReaderOptions reader_options_for(const WalControl& control) {
   o.block_size_bytes = control.block_size_bytes;
   o.system_id = control.system_id;
   o.start_lsn = control.oldest_lsn;
+  o.durable_lsn = control.durable_lsn;
   return o;
 }
 
@@ -282,6 +315,7 @@ RecoveryResult find_end_of_wal(const std::string& dir_path, const WalReaderOptio
   while (reader.next(&record)) {
     ++result.records;
     result.last_record_lsn = record.lsn;
+    result.last_xid = record.xid;
   }
   const WalStop& stop = reader.stop();
   result.end_lsn = stop.end_lsn;

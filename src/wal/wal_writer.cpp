@@ -59,7 +59,8 @@ std::byte* alloc_pages(std::size_t bytes) {
 
 WalWriter::WalWriter(SegmentManager& manager, WalWriterOptions opts)
     : mgr_(manager), cfg_(manager.config()) {
-  params_ = EncoderParams{cfg_.segment_size_bytes, cfg_.block_size_bytes, manager.timeline(), opts.system_id};
+  params_ = EncoderParams{cfg_.segment_size_bytes, cfg_.block_size_bytes, manager.timeline(), opts.system_id,
+                          opts.epoch};
   check_encoder_params(params_);
   pages_ = static_cast<std::size_t>(cfg_.wal_buffers_bytes / cfg_.block_size_bytes);
   if (pages_ < kMinRingPages)
