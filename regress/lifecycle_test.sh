@@ -9,6 +9,8 @@
 #    gone within 2 s, having removed its temporary file and installed nothing more in pg_wal,
 #    and the server must start again at once (a worker still running holds the old shared
 #    memory: "pre-existing shared memory block ... is still in use").
+# 0. Scratch-like leftovers: a link and a directory with a user's file, named as a dead
+#    process's scratch directories, are left as they are by the worker's clean-up at start.
 # 2. Worker stopped alone. SIGTERM to the worker: it exits with status 1 and the postmaster
 #    starts a new one after bgw_restart_time (10 s), so preallocation resumes without a server
 #    restart, and walseg_status() shows the new pid.
@@ -59,9 +61,27 @@ start_server() {
 worker_pid() { psql_ -c "SELECT coalesce(worker_pid, 0) FROM walseg_status()" 2>/dev/null || echo 0; }
 segments() { find "$data/pg_wal" -maxdepth 1 -regextype posix-extended -regex '.*/[0-9A-F]{24}' -printf '%f\n' 2>/dev/null | sort; }
 
+# ---- 0. leftovers that look like a dead process's scratch directories -------------------
+# The worker removes its own crashed processes' scratch directories at start, but only
+# walseg's files in real directories: never through a link, never anyone's file.
+victim="$work/victim"
+mkdir -p "$victim" "$data/pg_wal/walseg_scratch.999998.y.abcdef"
+echo theirs > "$victim/precious.txt"
+echo theirs > "$victim/000000010000000000000009"
+echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes"
+ln -s "$victim" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
+if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$victim" "$data/pg_wal"; fi
+
 # ---- 1. the postmaster killed while the worker fills ------------------------------------
 start_server "first start"
 psql_ -c "CREATE EXTENSION walseg"
+for _ in $(seq 1 100); do [ "$(worker_pid)" != 0 ] && break; sleep 0.1; done
+[ "$(cat "$victim/precious.txt" "$victim/000000010000000000000009" 2>/dev/null)" = "$(printf 'theirs\ntheirs')" ] ||
+  fail "the preallocator removed files through a link named like a scratch directory"
+[ -L "$data/pg_wal/walseg_scratch.999999.x.abcdef" ] || fail "the link named like a scratch directory is gone"
+[ -f "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes" ] || fail "a file in a directory named like scratch is gone"
+rm -rf "$data/pg_wal/walseg_scratch.999998.y.abcdef" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
+echo "scratch-like leftovers: nothing of anyone else's removed"
 temp=""
 for _ in $(seq 1 600); do   # up to 60 s for a fill to be under way
   temp="$(find "$data/pg_wal" -maxdepth 1 -name 'xlogtemp.*' -size +1M -printf '%f\n' 2>/dev/null | head -n 1 || true)"

@@ -155,6 +155,33 @@ BOOST_AUTO_TEST_CASE(FilesPlantedInTheScratchDuringTheRun_SurviveAndTheDirectory
   BOOST_TEST(contains(err, "commit/also-mine.txt"), err);
 }
 
+BOOST_AUTO_TEST_CASE(ADirectoryReplacedByALinkDuringTheRun_NothingWhereItPointsIsRemoved) {
+  // Break-it finding: the cleanup checked only the last component of each path, so a bench
+  // directory moved away and replaced by a link to another tree had walseg-named files
+  // removed from that tree.
+  const std::string parent = dir + "/p", victim = dir + "/victim";
+  fs::create_directories(victim + "/1-pwrite");
+  for (const char* f : {"/1-pwrite/000000010000000000000001", "/1-pwrite/walseg.control", "/notes.txt"})
+    std::ofstream(victim + f) << "theirs\n";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "2"}),
+                dir + "/out", dir + "/err");
+  const std::string scratch = wait_for_scratch(parent);
+  BOOST_TEST_REQUIRE(!scratch.empty());
+  for (int i = 0; i < 500 && !fs::exists(scratch + "/commit/1-pwrite"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_REQUIRE(fs::exists(scratch + "/commit/1-pwrite"));
+  fs::rename(scratch + "/commit", dir + "/commit.moved");
+  fs::create_directory_symlink(victim, scratch + "/commit");
+  // Bench may go on or stop ("a file that is not a directory is in its place"), but it ends by
+  // itself and leaves what the link points to as it was.
+  const int status = p.wait(60);
+  BOOST_TEST((describe_status(status) == "exit 0" || describe_status(status) == "exit 1"),
+             describe_status(status) + "; " + slurp(dir + "/err"));
+  for (const char* f : {"/1-pwrite/000000010000000000000001", "/1-pwrite/walseg.control", "/notes.txt"})
+    BOOST_TEST(slurp(victim + f) == "theirs\n", f);
+}
+
 BOOST_AUTO_TEST_CASE(KeepOption_KeepsEverything) {
   auto r = run("bench --dir '" + dir + "/p' --segment-size 1MB --phases create --segments 1 --keep");
   BOOST_TEST(r.status == 0, r.err);

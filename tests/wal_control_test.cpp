@@ -325,4 +325,33 @@ BOOST_AUTO_TEST_CASE(wal_resumes_at_oldest_lsn_when_every_record_start_was_retir
   BOOST_TEST(lsn > end);
 }
 
+BOOST_AUTO_TEST_CASE(a_directory_renamed_while_writing_keeps_its_wal_and_the_new_one_at_its_name_is_untouched) {
+  // Break-it finding: segments, temp files and the resume read were opened by path, so a
+  // `mv A A.old; mv B A` (or a re-pointed symlink) during a run made the writer go on in B,
+  // overwriting B's WAL, while A's acknowledged records went missing.
+  Config cfg = small_config();
+  cfg.prealloc_segments = 0;  // every segment made when the writer reaches it, after the rename
+  const std::string a = dir / "A", moved = dir / "A.old", b = dir / "B";
+  { auto other = Wal::open(b, cfg); }
+  const auto b_control = read_control(b).value();
+  auto wal = Wal::open(a, cfg);
+  std::vector<std::byte> rec(5000, std::byte{3});
+  Lsn end = 0;
+  for (int i = 0; i < 50; ++i) end = wal->writer().append(rec);
+  wal->writer().flush(end);
+  BOOST_REQUIRE(::rename(a.c_str(), moved.c_str()) == 0);
+  BOOST_REQUIRE(::rename(b.c_str(), a.c_str()) == 0);
+  for (int i = 0; i < 600; ++i) wal->writer().flush(wal->writer().append(rec));
+  end = wal->writer().flushed_lsn();
+  BOOST_TEST(end > 3 * kSeg);  // crossed segments after the rename
+  wal.reset();
+  // Everything acknowledged is in the directory the writer opened, now called A.old ...
+  const RecoveryResult r = find_end_of_wal(moved, reader_options_for(read_control(moved).value()));
+  BOOST_TEST(r.records == 650u);
+  BOOST_TEST(r.end_lsn == end);
+  // ... and the WAL that took the name A got nothing.
+  BOOST_TEST((read_control(a).value() == b_control));
+  for (const auto& n : walseg_test::list_names(a)) BOOST_TEST(n.find("0000000100000000000000") == std::string::npos, n);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

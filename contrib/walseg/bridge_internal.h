@@ -53,9 +53,11 @@ bool guarded(char* why, std::size_t len, F&& f) noexcept {
 /// Fills *err from the exception being handled (call only inside a catch block). Never throws.
 void set_error(WalsegErr* err) noexcept;
 
-/// `<parent>/walseg_scratch.<pid>[.<tag>]`, created empty (mode 0700) and removed with its
-/// files by the destructor. The name lets walseg_remove_stale_scratch find leftovers of a
-/// process that died. Throws walseg::Error if it cannot be made.
+/// `<parent>/walseg_scratch.<pid>.<tag>.XXXXXX`, made empty by mkdtemp (mode 0700), so never a
+/// directory that was there. The destructor removes the files walseg made in it (names
+/// is_walseg_file_name knows, regular files only) and then the directory if that emptied it:
+/// nothing else, never through a link. The pid lets walseg_remove_stale_scratch find
+/// leftovers of a process that died. Throws walseg::Error if it cannot be made.
 class ScratchDir {
  public:
   ScratchDir(const std::string& parent, std::string_view tag);
@@ -65,13 +67,16 @@ class ScratchDir {
   Directory& dir() { return dir_; }
 
  private:
-  std::string path_;
+  Directory parent_;
+  std::string name_;
   Directory dir_;
 };
 
 inline constexpr std::string_view kScratchPrefix = "walseg_scratch.";
 
-/// Removes every entry of `path` (files only) and then the directory; errors are ignored.
-void remove_tree_quietly(const std::string& path) noexcept;
+/// Removes walseg's own files from the real directory `name` in `parent` (never following a
+/// link), then the directory if that emptied it. Returns whether it was removed; errors are
+/// swallowed (false).
+bool remove_own_dir_quietly(const Directory& parent, const std::string& name) noexcept;
 
 }  // namespace walseg::bridge

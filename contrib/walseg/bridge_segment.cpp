@@ -26,6 +26,7 @@
 #include "walseg/allocator.h"
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
+#include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/recycle_horizon.h"
@@ -63,38 +64,35 @@ void set_error(WalsegErr* err) noexcept {
   }
 }
 
-void remove_tree_quietly(const std::string& path) noexcept {
-  DIR* d = ::opendir(path.c_str());
-  if (d) {
-    while (struct dirent* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name != "." && name != "..") ::unlink((path + "/" + name).c_str());
-    }
-    ::closedir(d);
+bool remove_own_dir_quietly(const Directory& parent, const std::string& name) noexcept {
+  try {
+    Directory d = Directory::open_child(parent, name);  // never through a link
+    for (const auto& e : d.list())
+      if (e.is_regular && is_walseg_file_name(e.name)) d.unlink(e.name, true);
+    return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR) == 0;
+  } catch (...) {
+    return false;
   }
-  ::rmdir(path.c_str());
 }
 
 ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
-    : path_(fmt::format("{}/{}{}{}{}", parent, kScratchPrefix, ::getpid(), tag.empty() ? "" : ".",
-                        tag)) {
-  if (::mkdir(path_.c_str(), 0700) != 0) {
-    int e = errno;
-    if (e != EEXIST) throw dir_error(e, "create", path_);
-    remove_tree_quietly(path_);  // our own pid's leftover: a previous call of this process
-    if (::mkdir(path_.c_str(), 0700) != 0) throw dir_error(errno, "create", path_);
-  }
+    : parent_(Directory::open(parent)) {
+  // mkdtemp: a name nobody has, so nothing of anyone else's is ever in it; the pid in front
+  // lets walseg_remove_stale_scratch tell a dead process's leftover from a live one's.
+  std::string path = fmt::format("{}/{}{}.{}.XXXXXX", parent, kScratchPrefix, ::getpid(), tag.empty() ? "x" : tag);
+  if (::mkdtemp(path.data()) == nullptr) throw dir_error(errno, "create", path);
+  name_ = path.substr(parent.size() + 1);
   try {
-    dir_ = Directory::open(path_);
+    dir_ = Directory::open_child(parent_, name_);
   } catch (...) {
-    ::rmdir(path_.c_str());
+    ::unlinkat(parent_.fd(), name_.c_str(), AT_REMOVEDIR);
     throw;
   }
 }
 
 ScratchDir::~ScratchDir() {
   dir_ = Directory();
-  remove_tree_quietly(path_);
+  remove_own_dir_quietly(parent_, name_);
 }
 
 }  // namespace walseg::bridge
@@ -327,23 +325,18 @@ bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCanc
 int walseg_remove_stale_scratch(const char* dir) noexcept {
   try {
     int removed = 0;
-    DIR* d = ::opendir(dir);
-    if (!d) return 0;
-    std::vector<std::string> stale;
-    while (struct dirent* e = ::readdir(d)) {
-      std::string_view name = e->d_name;
+    walseg::Directory parent = walseg::Directory::open(dir);
+    for (const auto& e : parent.list()) {
+      std::string_view name = e.name;
       if (!name.starts_with(walseg::bridge::kScratchPrefix)) continue;
       std::string_view rest = name.substr(walseg::bridge::kScratchPrefix.size());
       int pid = 0;
       auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-      if (ec != std::errc() || pid <= 0) continue;
+      if (ec != std::errc() || pid <= 0 || p == rest.data() + rest.size() || *p != '.') continue;
       if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or cannot tell
-      stale.emplace_back(name);
-    }
-    ::closedir(d);
-    for (const auto& name : stale) {
-      walseg::bridge::remove_tree_quietly(std::string(dir) + "/" + name);
-      ++removed;
+      // Only walseg's own files in a real directory (never a link) go, then the directory if
+      // that emptied it; anything else stays where it is.
+      if (walseg::bridge::remove_own_dir_quietly(parent, e.name)) ++removed;
     }
     return removed;
   } catch (...) {

@@ -1,7 +1,8 @@
 // DirLock: one process manages one WAL directory. Opening takes an exclusive flock(2) on the
 // lock file `walseg.lock` inside the directory and writes the holder's PID into it, so that a
 // second opener is refused with a message naming the holder, as PostgreSQL's postmaster.pid
-// refuses a second postmaster.
+// refuses a second postmaster. The lock file is never opened through a symbolic link nor
+// used when it has other names (it is written). Readers take a shared lock instead.
 //
 // flock locks die with the process, so a crashed holder never leaves the directory locked; the
 // file itself stays (it is not a segment and the scan leaves it alone).
@@ -24,6 +25,12 @@ class DirLock {
   /// `could not lock directory "D": it is in use by process PID` when another process holds
   /// it, or the open/write error of the lock file.
   static DirLock acquire(Directory& dir);
+  /// For readers (recover, dump): a shared flock on an existing lock file, so that a writer
+  /// and a reader never overlap, but readers do not exclude each other and nothing is
+  /// written. With no lock file (never opened by a writer) or one that cannot be opened
+  /// (EACCES, EROFS: a read-only copy or snapshot; said once in the log) it returns an empty
+  /// lock. Throws walseg::Error: EWOULDBLOCK naming the writer's PID, as acquire.
+  static DirLock acquire_shared(const Directory& dir);
 
   DirLock() = default;
   DirLock(DirLock&&) noexcept = default;

@@ -79,4 +79,10 @@ ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool ap
 /// control, auto-method cache) that no scan reports.
 bool is_walseg_bookkeeping_file(const std::string& name);
 
+/// True for every name walseg gives files of its own: segment names (of any segment size),
+/// temporary names (xlogtemp.<pid>[.<n>], walseg.control.tmp) and the bookkeeping files. For
+/// cleaning up directories walseg made itself (bench and probe scratch directories); the
+/// name alone never makes a file in a WAL directory walseg's (dir_scan does that).
+bool is_walseg_file_name(const std::string& name);
+
 }  // namespace walseg

@@ -27,8 +27,17 @@ class Directory {
 
   int fd() const noexcept { return fd_.fd(); }
   const std::string& path() const noexcept { return fd_.path(); }
+  /// The directory `name` inside `parent`, opened through parent's descriptor and never
+  /// through a symbolic link (O_NOFOLLOW): what a cleanup may walk into. Throws Error("open")
+  /// (ELOOP for a link, ENOTDIR for anything that is not a directory).
+  static Directory open_child(const Directory& parent, const std::string& name);
+
   /// path() + "/" + name.
   std::string path_of(const std::string& name) const;
+
+  /// unlinkat(AT_REMOVEDIR): removes the empty directory `name` inside this one. Returns false
+  /// (and removes nothing) when it is not empty. Throws Error("remove") otherwise.
+  bool remove_empty_dir(const std::string& name);
 
   /// fsync(2) on the directory, so that renames, creations and unlinks in it are durable.
   /// Throws Error("fsync") naming the directory.

@@ -22,6 +22,8 @@
 
 namespace walseg {
 
+class Directory;
+
 class File {
  public:
   /// Moves and destruction come from OwnedFd; the destructor closes without checking (use
@@ -31,6 +33,15 @@ class File {
   /// open(2). flags as for open (O_CLOEXEC is always added); mode for O_CREAT, default 0600.
   /// Throws Error("open") naming the path.
   static File open(const std::string& path, int flags, mode_t mode = 0600);
+  /// openat(2) of entry `name` of `dir` (not a path): the file is found through the open
+  /// directory, so a directory renamed or re-pointed by a symbolic link meanwhile is still the
+  /// one used (the WAL never goes into another directory that took the name). Messages name
+  /// dir.path_of(name). Throws Error("open").
+  static File open_at(const Directory& dir, const std::string& name, int flags, mode_t mode = 0600);
+  /// Opens this same file again with other flags (e.g. O_DIRECT, or buffered reads of an
+  /// O_DIRECT file) through /proc/self/fd, so that neither a rename nor a new file under the
+  /// old name can make it another file. Throws Error("open") naming path().
+  File reopen(int flags) const;
 
   bool is_open() const noexcept { return fd_.fd() >= 0; }
   /// True when open() made the file itself (O_CREAT | O_EXCL): nobody else's bytes can be in

@@ -70,6 +70,12 @@ struct CreateReport {
 /// the open temporary file and the size in bytes, and fills in what it can of the report.
 using CustomFill = std::function<void(File& file, std::uint64_t size_bytes, AllocReport& r)>;
 
+/// A new, empty temporary file of walseg's own pattern in `dir` (temp_file_name(pid, n)),
+/// created with O_CREAT | O_EXCL, so never an entry that was there: a name taken by anything
+/// (a user's file, a link, a directory) is skipped for the next n. Sets *name to its entry
+/// name. Throws walseg::Error from open (after 64 names taken in a row: EEXIST).
+File create_temp_file(Directory& dir, std::string* name);
+
 /// What install() does when the directory fsync after the rename fails (see above).
 enum class DirFsyncFailure { kRemoveNewName, kKeepNewName };
 

@@ -68,7 +68,7 @@ void zero_write(File& file, std::uint64_t size_bytes, const AllocOptions& opts, 
     // tmpfs and some FUSE filesystems refuse O_DIRECT with EINVAL; then write buffered.
     File direct;
     try {
-      direct = File::open(file.path(), O_RDWR | O_DIRECT);
+      direct = file.reopen(O_RDWR | O_DIRECT);
     } catch (const Error& e) {
       if (e.errnum() != EINVAL) throw;
     }
@@ -89,7 +89,7 @@ void glibc_emulation(File& file, std::uint64_t size_bytes, std::uint64_t block_b
   // glibc caps the step at 4096: NFS reports a large f_bsize that would leave holes.
   std::uint64_t step = block_bytes == 0 ? 512 : std::min<std::uint64_t>(block_bytes, 4096);
   // Its own read-write descriptor, as the issue asks: the caller's may be write-only.
-  File rw = File::open(file.path(), O_RDWR);
+  File rw = file.reopen(O_RDWR);
   std::uint64_t existing = static_cast<std::uint64_t>(rw.stat().st_size);
   static const char zero = 0;
   for (std::uint64_t off = (size_bytes - 1) % step; off < size_bytes; off += step) {

@@ -16,8 +16,11 @@
 // destructor: removal is an explicit step, so --keep and an error's cleanup are visible.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "walseg/directory.h"
 
 namespace walseg::tool {
 
@@ -47,18 +50,24 @@ class Scratch {
   std::vector<std::string> left() const;
 
  private:
-  explicit Scratch(std::string root) : root_(std::move(root)) {}
+  Scratch(std::string root, Directory dir) : root_(std::move(root)), root_dir_(std::move(dir)) {}
   std::string path_of(const std::string& rel) const {
     return rel.empty() ? root_ : root_ + "/" + rel;
   }
   bool is_ours(const std::string& rel) const;
   void remove_dir(std::string rel);
 
+  /// The directory at rel, reached from the root's descriptor one component at a time and
+  /// never through a link: nullopt when a component is gone or is not a real directory.
+  std::optional<Directory> open_rel(const std::string& rel) const;
+
   std::string root_;
+  Directory root_dir_;             ///< the directory mkdtemp made, wherever it is now
   std::vector<std::string> dirs_;  ///< directories bench made, relative to root_, in order made
 };
 
-/// Whether `name` is one of the names walseg gives its own files (see above).
-bool is_walseg_file_name(const std::string& name);
+/// Whether `name` is one of the names walseg gives its own files (dir_scan.h's
+/// is_walseg_file_name), temporary names only of this process (see above).
+bool is_bench_file_name(const std::string& name);
 
 }  // namespace walseg::tool

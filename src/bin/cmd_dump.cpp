@@ -45,11 +45,12 @@ std::optional<WalReaderOptions> reader_options(const ReadArgs& a) {
   return o;
 }
 
-// Reading while a writer works on the directory would see its half-written tail as damage:
-// take the writer's lock, so that either the writer or the reader has it.
+// Reading while a writer works on the directory would see its half-written tail as its end:
+// a shared lock keeps writers out but not other readers, and writes nothing (a read-only
+// copy or snapshot is read without one).
 DirLock lock_for_reading(const std::string& path) {
   Directory dir = Directory::open(path);
-  return DirLock::acquire(dir);
+  return DirLock::acquire_shared(dir);
 }
 
 // One line per record, in pg_waldump's layout.

@@ -51,7 +51,7 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
   if (ready) {
     what += ", preallocated, not yet written";
   } else {
-    File f = File::open(dir.path_of(name), O_RDONLY);
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     std::byte b[kLongPageHeaderBytes] = {};
     f.pread(b, sizeof b, 0);
     const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);

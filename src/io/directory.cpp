@@ -53,7 +53,31 @@ Directory Directory::open(const std::string& path, bool create) {
   return d;
 }
 
+Directory Directory::open_child(const Directory& parent, const std::string& name) {
+  const std::string path = parent.path_of(name);
+  int err = inject("open");
+  int fd = -1;
+  if (err == 0) {
+    fd = ::openat(parent.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) err = errno;
+  }
+  done("open", path, err);
+  if (err != 0) throw dir_error(err, "open", path);
+  Directory d;
+  d.fd_ = OwnedFd(fd, path);
+  return d;
+}
+
 std::string Directory::path_of(const std::string& name) const { return path() + "/" + name; }
+
+bool Directory::remove_empty_dir(const std::string& name) {
+  int err = inject("unlink");
+  if (err == 0 && ::unlinkat(fd(), name.c_str(), AT_REMOVEDIR) != 0) err = errno;
+  done("rmdir", path_of(name), err);
+  if (err == ENOTEMPTY || err == EEXIST) return false;
+  if (err != 0) throw dir_error(err, "remove", path_of(name));
+  return true;
+}
 
 void Directory::fsync() {
   int err = inject("dir_fsync");

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "inject.h"
+#include "walseg/directory.h"
 #include "walseg/error.h"
 
 namespace walseg {
@@ -29,6 +30,36 @@ File File::open(const std::string& path, int flags, mode_t mode) {
   done("open", path, err);
   if (err != 0) throw file_error(err, "open", path);
   return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+}
+
+File File::open_at(const Directory& dir, const std::string& name, int flags, mode_t mode) {
+  const std::string path = dir.path_of(name);
+  int err = inject("open");
+  int fd = -1;
+  if (err == 0) {
+    do {
+      fd = ::openat(dir.fd(), name.c_str(), flags | O_CLOEXEC, mode);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) err = errno;
+  }
+  done("open", path, err);
+  if (err != 0) throw file_error(err, "open", path);
+  return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+}
+
+File File::reopen(int flags) const {
+  const std::string self = "/proc/self/fd/" + std::to_string(fd());
+  int err = inject("open");
+  int fd = -1;
+  if (err == 0) {
+    do {
+      fd = ::open(self.c_str(), (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) err = errno;
+  }
+  done("open", path(), err);
+  if (err != 0) throw file_error(err, "open", path());
+  return File(fd, path(), false);
 }
 
 void File::pwrite_all(const void* buf, std::size_t n, std::uint64_t offset) {

@@ -17,6 +17,7 @@
 #include "walseg/error.h"
 #include "walseg/fs_info.h"
 #include "walseg/log.h"
+#include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
@@ -51,9 +52,7 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
   try {
     for (InitMethod m : kCandidates) {
       ProbeFile p;
-      p.name = temp_file_name(static_cast<std::uint32_t>(::getpid()), 999'000 + static_cast<int>(m));
-      dir.unlink(p.name, true);  // a leftover of an earlier process with this PID: our temp name
-      p.file = File::open(dir.path_of(p.name), O_RDWR | O_CREAT | O_EXCL, 0600);
+      p.file = create_temp_file(dir, &p.name);
       files.push_back(std::move(p));
       auto t0 = Clock::now();
       AllocReport a = allocate_file(files.back().file, kProbeFileBytes,
@@ -96,7 +95,8 @@ std::string fs_identity(const Directory& dir) {
 std::optional<AutoDecision> read_cache(const Directory& dir, const std::string& identity) {
   if (!dir.exists(kAutoCacheFileName)) return std::nullopt;
   try {
-    File f = File::open(dir.path_of(kAutoCacheFileName), O_RDONLY);
+    File f = File::open_at(dir, kAutoCacheFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (!S_ISREG(f.stat().st_mode)) return std::nullopt;
     std::string text(64 * 1024, '\0');
     text.resize(f.pread(text.data(), text.size(), 0));
     auto j = nlohmann::json::parse(text);
@@ -124,14 +124,20 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
                            {"commit_p10_us", p.commit_p10_us}, {"commit_median_us", p.commit_median_us},
                            {"commit_p99_us", p.commit_p99_us}});
   std::string text = j.dump(2) + "\n";
-  std::string tmp = temp_file_name(static_cast<std::uint32_t>(::getpid()), 998'999);
+  // walseg.auto is walseg's own name, but only a regular file under it is replaced.
+  struct stat st{};
+  if (::fstatat(dir.fd(), kAutoCacheFileName, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+    log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" is not a regular file",
+                                        dir.path_of(kAutoCacheFileName)));
+    return;
+  }
+  std::string tmp;
+  File f = create_temp_file(dir, &tmp);
   try {
-    File f = File::open(dir.path_of(tmp), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     f.pwrite_all(text.data(), text.size(), 0);
     f.fsync();
     f.close();
-    dir.unlink(kAutoCacheFileName, true);
-    dir.rename_noreplace(tmp, kAutoCacheFileName);
+    dir.rename_over(tmp, kAutoCacheFileName);
   } catch (...) {
     // Like the probe files, the cache's temporary file never outlives a failure.
     try {

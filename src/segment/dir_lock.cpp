@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,26 +12,81 @@
 #include <fmt/format.h>
 
 #include "walseg/error.h"
+#include "walseg/log.h"
 
 namespace walseg {
+namespace {
+
+// The lock file is walseg's own name, and it is written (the holder's PID): never through a
+// symbolic link, and never a file that has other names (a hard link to someone's file).
+File open_lock_file(const Directory& dir, int flags) {
+  const std::string path = dir.path_of(kLockFileName);
+  File f;
+  try {
+    f = File::open_at(dir, kLockFileName, flags | O_NOFOLLOW | O_NONBLOCK, 0600);
+  } catch (const Error& e) {
+    if (e.errnum() != ELOOP) throw;
+    throw make_error(ELOOP, "open", path,
+                     fmt::format("could not open lock file \"{}\": it is a symbolic link, and walseg writes "
+                                 "its lock file; remove the link",
+                                 path));
+  }
+  const struct stat st = f.stat();
+  if (!S_ISREG(st.st_mode) || st.st_nlink > 1)
+    throw make_error(EEXIST, "open", path,
+                     fmt::format("could not use lock file \"{}\": it is {}, and walseg writes its lock file; "
+                                 "move it away",
+                                 path, S_ISREG(st.st_mode) ? "a file with other names (hard links)"
+                                                           : "not a regular file"));
+  return f;
+}
+
+[[noreturn]] void throw_in_use(File& f, const Directory& dir, int err) {
+  char buf[32] = {};
+  std::size_t n = f.pread(buf, sizeof buf - 1, 0);
+  std::string pid(buf, n);
+  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  throw make_error(err, "lock", dir.path(),
+                   fmt::format("could not lock directory \"{}\": it is in use by process {}", dir.path(),
+                               pid.empty() ? std::string("(unknown)") : pid));
+}
+
+}  // namespace
 
 DirLock DirLock::acquire(Directory& dir) {
-  std::string path = dir.path_of(kLockFileName);
-  File f = File::open(path, O_RDWR | O_CREAT, 0600);
+  File f = open_lock_file(dir, O_RDWR | O_CREAT);
   if (::flock(f.fd(), LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
-    if (err != EWOULDBLOCK) throw file_error(err, "lock", path);
-    char buf[32] = {};
-    std::size_t n = f.pread(buf, sizeof buf - 1, 0);
-    std::string pid(buf, n);
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    throw make_error(err, "lock", dir.path(),
-                     fmt::format("could not lock directory \"{}\": it is in use by process {}",
-                                 dir.path(), pid.empty() ? std::string("(unknown)") : pid));
+    if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
+    throw_in_use(f, dir, err);
   }
   std::string pid = fmt::format("{}\n", ::getpid());
   f.ftruncate(0);
   f.pwrite_all(pid.data(), pid.size(), 0);
+  DirLock lock;
+  lock.file_ = std::move(f);
+  return lock;
+}
+
+DirLock DirLock::acquire_shared(const Directory& dir) {
+  File f;
+  try {
+    f = open_lock_file(dir, O_RDONLY);
+  } catch (const Error& e) {
+    // No lock file: no writer has ever opened the directory (a copy, a snapshot). Read-only
+    // or not ours to open: reading needs no lock, only a writer would have to be kept out.
+    if (e.errnum() != ENOENT && e.errnum() != EACCES && e.errnum() != EROFS) throw;
+    if (e.errnum() != ENOENT)
+      log(LogLevel::kLog, fmt::format("reading \"{}\" without its lock ({}): a writer working there meanwhile "
+                                      "is not kept out",
+                                      dir.path(), errno_text(e.errnum())));
+    return DirLock();
+  }
+  if (::flock(f.fd(), LOCK_SH | LOCK_NB) != 0) {
+    int err = errno;
+    if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
+    throw_in_use(f, dir, err);
+  }
   DirLock lock;
   lock.file_ = std::move(f);
   return lock;

@@ -110,6 +110,11 @@ bool is_walseg_bookkeeping_file(const std::string& name) {
   return name == kLockFileName || name == kAutoCacheFileName || name == kControlFileName;
 }
 
+bool is_walseg_file_name(const std::string& name) {
+  return parse_segment_file_name(name, kMinSegmentSizeBytes).has_value() || parse_temp_file_name(name).has_value() ||
+         name == kControlTempFileName || is_walseg_bookkeeping_file(name);
+}
+
 std::optional<std::string> foreign_reason(const Directory& dir, const std::string& name,
                                           std::uint64_t size_bytes, const WalControl& control,
                                           bool* ready) {
@@ -119,7 +124,7 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
   if (size_bytes < kReadyStampBytes)
     return fmt::format("it is {} bytes, too short to carry a walseg page header or ready stamp", size_bytes);
   std::array<std::byte, kReadyStampBytes> b{};
-  File f = File::open(dir.path_of(name), O_RDONLY | O_NOFOLLOW);
+  File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   for (std::size_t got = 0; got < b.size();) {
     const std::size_t n = f.pread(b.data() + got, b.size() - got, got);
     if (n == 0) return "it was truncated while being read";

@@ -18,9 +18,9 @@ using Clock = std::chrono::steady_clock;
 
 // The retired file's pages are of no further use to anyone: drop them from the page cache
 // before they push out pages that are (PostgreSQL does the same for recycled WAL).
-void drop_cache(const std::string& path) {
+void drop_cache(const Directory& dir, const std::string& name) {
   try {
-    File f = File::open(path, O_RDONLY);
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     f.advise_dontneed();
   } catch (const Error&) {
     // A hint only; the rename or unlink that follows reports any real problem.
@@ -47,7 +47,7 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
     log(LogLevel::kWarning, fmt::format("leaving \"{}\" alone instead of retiring it: {}", dir_.path_of(old_name), *why));
     return false;
   }
-  drop_cache(dir_.path_of(old_name));
+  drop_cache(dir_, old_name);
   std::optional<SegNo> target;
   TimeLineId tli = 0;
   // Only a file of exactly the segment size is worth a future name: in append mode a short

@@ -43,10 +43,6 @@ void report_fallback_once(const Directory& dir, const AllocReport& r) {
                   to_string(r.requested), dir.path(), r.fallback_reason, to_string(r.used)));
 }
 
-std::string next_temp_name() {
-  static std::atomic<std::uint64_t> counter{0};
-  return temp_file_name(static_cast<std::uint32_t>(::getpid()), counter.fetch_add(1));
-}
 
 // Adds what the caller needs to know to a failed step's error, keeping its errno.
 Error annotate(const Error& e, const std::string& final_path, std::uint64_t size,
@@ -84,6 +80,18 @@ std::uint64_t now_us() {
 
 }  // namespace
 
+File create_temp_file(Directory& dir, std::string* name) {
+  static std::atomic<std::uint64_t> counter{0};
+  for (int tries = 0;; ++tries) {
+    *name = temp_file_name(static_cast<std::uint32_t>(::getpid()), counter.fetch_add(1));
+    try {
+      return File::open_at(dir, *name, O_RDWR | O_CREAT | O_EXCL, 0600);
+    } catch (const Error& e) {
+      if (e.errnum() != EEXIST || tries >= 63) throw;
+    }
+  }
+}
+
 PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& final_name, std::uint64_t size_bytes,
                                          const AllocOptions& opts, const CustomFill& custom_fill,
                                          std::span<const std::byte> stamp) {
@@ -107,9 +115,9 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
                                  dir.path_of(final_name), what_is_there(dir, final_name)));
   p.syscalls_before_ = io_trace::thread_syscalls();
   p.started_us_ = now_us();
-  const std::string temp = next_temp_name();
   try {
-    File f = File::open(dir.path_of(temp), O_RDWR | O_CREAT | O_EXCL, 0600);
+    std::string temp;
+    File f = create_temp_file(dir, &temp);
     p.temp_ = temp;  // from here on the destructor removes it
     failpoint::hit("create.after_open");
     auto t = Clock::now();
@@ -121,7 +129,12 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
     } else {
       p.report_.alloc = allocate_file(f, size_bytes, opts);
     }
-    if (!stamp.empty()) f.pwrite_all(stamp.data(), stamp.size(), 0);
+    if (!stamp.empty()) {
+      f.pwrite_all(stamp.data(), stamp.size(), 0);
+      const struct stat st = f.stat();  // what the file is now, stamp included
+      p.report_.alloc.size_bytes = static_cast<std::uint64_t>(st.st_size);
+      p.report_.alloc.allocated_bytes = static_cast<std::uint64_t>(st.st_blocks) * 512;
+    }
     p.report_.times.fill_us = micros_since(t);
     failpoint::hit("create.after_fill");
     t = Clock::now();

@@ -86,6 +86,20 @@ void SegmentManager::check_scan() {
                                "make: move it out of the directory",
                                dir_.path_of(f.name), f.why));
   const bool appending = append_mode(cfg_.init_method);
+  // A short segment that only carries its ready stamp (made by an append-mode method, never
+  // written) holds nothing: in full-size mode it is removed and made again when needed.
+  bool removed = false;
+  std::erase_if(scan_.short_segments, [&](const ScannedSegment& s) {
+    if (!s.ready) return false;
+    const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
+    dir_.unlink(name, true);
+    removed = true;
+    log(LogLevel::kLog, fmt::format("removed \"{}\": a segment walseg made for appends and never wrote, of no "
+                                    "use to walseg.init_method = {}",
+                                    dir_.path_of(name), to_string(cfg_.init_method)));
+    return true;
+  });
+  if (removed) dir_.fsync();
   for (const ScannedSegment& s : scan_.short_segments)
     if (needed(s.name))
       refuse(dir_, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "

@@ -25,14 +25,15 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   if (new_tli == old_tli)
     throw make_error(EINVAL, "switch timeline", dir_.path(),
                      fmt::format("cannot switch to timeline {}: it is the current timeline", new_tli));
-  const std::string old_path = dir_.path_of(segment_file_name(old_tli, segno, size));
+  const std::string old_name = segment_file_name(old_tli, segno, size);
+  const std::string old_path = dir_.path_of(old_name);
   // Copy the valid part, zero the rest: stale bytes after the switch point must not look like
   // records of the new timeline (their page addresses would be right). The copied pages'
   // headers get the new timeline, as every page of the new timeline's files must carry it
   // for a reader of that timeline (walseg follows no history files).
   const std::uint64_t blk = cfg_.block_size_bytes;
   CustomFill copy = [&](File& f, std::uint64_t, AllocReport& r) {
-    File old = File::open(old_path, O_RDONLY);
+    File old = File::open_at(dir_, old_name, O_RDONLY | O_NOFOLLOW);
     std::vector<char> buf(kZeroWriteBufferBytes);
     for (std::uint64_t off = 0; off < size; off += buf.size()) {
       std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - off));

@@ -2,6 +2,7 @@
 #include "walseg/wal_control.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -15,14 +16,31 @@
 namespace walseg {
 namespace {
 
-std::optional<WalControl> read_from(const std::string& path) {
+[[noreturn]] void damaged(const std::string& path, const std::string& why) {
+  throw make_error(EINVAL, "read", path,
+                   fmt::format("control file \"{}\" is damaged: {}. It says which WAL the "
+                               "directory holds and where it starts, so walseg will not "
+                               "guess: restore it from a backup of the directory",
+                               path, why));
+}
+
+}  // namespace
+
+std::optional<WalControl> read_control(const Directory& dir) {
+  const std::string path = dir.path_of(kControlFileName);
   File f;
   try {
-    f = File::open(path, O_RDONLY);
+    f = File::open_at(dir, kControlFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (const Error& e) {
     if (e.errnum() == ENOENT) return std::nullopt;
+    if (e.errnum() == ELOOP) damaged(path, "it is a symbolic link");
     throw;
   }
+  const struct stat st = f.stat();
+  if (!S_ISREG(st.st_mode)) damaged(path, "it is not a regular file");
+  // Written whole, always: any other size is not a file walseg wrote.
+  if (static_cast<std::uint64_t>(st.st_size) != kControlFileBytes)
+    damaged(path, fmt::format("it is {} bytes, expected {}", st.st_size, kControlFileBytes));
   std::array<std::byte, kControlFileBytes> buf{};
   std::size_t got = 0;
   while (got < buf.size()) {
@@ -32,23 +50,12 @@ std::optional<WalControl> read_from(const std::string& path) {
   }
   std::string why;
   auto c = decode_control(std::span(buf.data(), got), &why);
-  if (!c)
-    throw make_error(EINVAL, "read", path,
-                     fmt::format("control file \"{}\" is damaged: {}. It says which WAL the "
-                                 "directory holds and where it starts, so walseg will not "
-                                 "guess: restore it from a backup of the directory",
-                                 path, why));
+  if (!c) damaged(path, why);
   return c;
 }
 
-}  // namespace
-
-std::optional<WalControl> read_control(const Directory& dir) {
-  return read_from(dir.path_of(kControlFileName));
-}
-
 std::optional<WalControl> read_control(const std::string& dir_path) {
-  return read_from(dir_path + "/" + kControlFileName);
+  return read_control(Directory::open(dir_path));
 }
 
 void write_control(Directory& dir, const WalControl& c) {
@@ -57,7 +64,7 @@ void write_control(Directory& dir, const WalControl& c) {
   // The temporary name is fixed: only the DirLock holder writes, and a leftover of a crash is
   // ours by that name.
   dir.unlink(kControlTempFileName, true);
-  File f = File::open(dir.path_of(kControlTempFileName), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
   try {
     f.pwrite_all(buf.data(), buf.size(), 0);
     f.fsync();

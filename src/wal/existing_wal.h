@@ -6,6 +6,8 @@
 #include <string>
 
 #include "walseg/config.h"
+#include "walseg/directory.h"
+#include "walseg/wal_format.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
@@ -16,10 +18,10 @@ namespace walseg {
 /// leaves the first pages of a record spanning several, with valid page headers; the resumed
 /// writer rewrites only the page holding `end` before its next flush, so a later recovery
 /// found them after its new end and reported corruption where there was none. Overwrites
-/// them with zeros and fdatasyncs each file (nothing there was ever flushed: recovery stopped
-/// before it). Returns the number of pages zeroed; segments that do not exist are skipped.
-/// Throws walseg::Error on I/O errors.
-std::uint64_t clear_unfinished_record(const std::string& dir_path, const Config& cfg, TimeLineId tli,
-                                      Lsn end, Lsn stop_page);
+/// them with zeros (a segment's first page with the ready stamp it had before, wal_format.h)
+/// and fdatasyncs each file (nothing there was ever flushed: recovery stopped before it).
+/// dir, c: the WAL directory and its control file. Returns the number of pages cleared;
+/// segments that do not exist are skipped. Throws walseg::Error on I/O errors.
+std::uint64_t clear_unfinished_record(const Directory& dir, const WalControl& c, Lsn end, Lsn stop_page);
 
 }  // namespace walseg

@@ -7,6 +7,7 @@
 #include "page_source.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,7 +20,7 @@
 namespace walseg::wal_detail {
 
 PageSource::PageSource(std::string dir_path, Geometry geometry)
-    : dir_path_(std::move(dir_path)), g_(geometry) {}
+    : dir_path_(std::move(dir_path)), dir_(Directory::open(dir_path_)), g_(geometry) {}
 
 std::string PageSource::segment_path(SegNo segno) const {
   return dir_path_ + "/" + segment_file_name(g_.timeline, segno, g_.segment_size_bytes);
@@ -41,12 +42,20 @@ bool PageSource::open_segment(SegNo segno) {
   file_ = File();
   open_segno_ = segno;
   checked_segno_.reset();
+  // Through the open directory (a directory renamed meanwhile is still the one read), never
+  // through a link, and without waiting on a FIFO: only a regular file can be a segment.
   try {
-    file_ = File::open(segment_path(segno), O_RDONLY);
+    file_ = File::open_at(dir_, segment_file_name(g_.timeline, segno, g_.segment_size_bytes),
+                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (const Error& e) {
-    // A missing file is the end of the WAL, not an error; anything else is an I/O failure.
-    if (e.errnum() == ENOENT) return false;
+    // A missing file is the end of the WAL, not an error; so is a symbolic link (ELOOP) in its
+    // place, which is not a segment; anything else is an I/O failure.
+    if (e.errnum() == ENOENT || e.errnum() == ELOOP) return false;
     throw;
+  }
+  if (!S_ISREG(file_.stat().st_mode)) {
+    file_ = File();
+    return false;
   }
   return true;
 }

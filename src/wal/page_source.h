@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "walseg/directory.h"
 #include "walseg/file.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
@@ -78,6 +79,7 @@ class PageSource {
   PageResult result(PageStatus status, Lsn page_lsn, std::string reason) const;
 
   std::string dir_path_;
+  Directory dir_;
   Geometry g_;
   std::optional<SegNo> open_segno_;
   File file_;

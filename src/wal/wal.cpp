@@ -40,7 +40,7 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
                                   w->recovery_.records, format_lsn(w->recovery_.end_lsn), wo.epoch));
   // A torn tail's earlier pages (never flushed) must not outlive the resume.
   {
-    std::uint64_t n = clear_unfinished_record(dir, config, control.timeline, w->recovery_.end_lsn,
+    std::uint64_t n = clear_unfinished_record(w->manager_->directory(), control, w->recovery_.end_lsn,
                                               w->recovery_.stop_page);
     if (n > 0)
       log(LogLevel::kLog, fmt::format("WAL in \"{}\": zeroed {} pages of an unfinished record after {} "

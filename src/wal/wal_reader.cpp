@@ -56,7 +56,7 @@ void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& en
                                  "no segment file of timeline {}",
                                  dir, g->timeline));
   const std::string path = dir + "/" + first;
-  File f = File::open(path, O_RDONLY);
+  File f = File::open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   std::byte hdr[kLongPageHeaderBytes] = {};
   const std::size_t n = f.pread(hdr, sizeof hdr, 0);
   const PageHeader h = decode_page_header(hdr);
@@ -80,6 +80,7 @@ struct WalReader::Impl {
   std::uint64_t seg() const { return pages.geometry().segment_size_bytes; }
   Lsn skip_continuation(Lsn page);
   std::string later_wal(const ReadFailure& f);
+  std::string wal_after_missing_segment(const ReadFailure& f);
   void stop_at(const ReadFailure& f);
   bool from_earlier_life(const DecodedRecord& d);
 
@@ -132,6 +133,22 @@ std::string WalReader::Impl::later_wal(const ReadFailure& f) {
   return {};
 }
 
+// A segment is installed durably before the writer is handed the next one, and only segments
+// below the WAL's start are ever removed, so no power cut leaves a missing segment with WAL
+// after it: a later segment whose first page is this WAL's own proves that one was lost
+// (removed or moved by hand), however far ahead it lies.
+std::string WalReader::Impl::wal_after_missing_segment(const ReadFailure& f) {
+  const SegNo missing = segno_of_lsn(f.detected_page, seg());
+  for (const auto& e : Directory::open(dir_path).list()) {
+    const auto name = parse_segment_file_name(e.name, seg());
+    if (!e.is_regular || !name || name->timeline != pages.geometry().timeline || name->segno <= missing) continue;
+    if (pages.probe(lsn_of_segment(name->segno, 0, seg())).ok())
+      return fmt::format("segment \"{}\" is missing, but segment \"{}\" after it holds WAL of this system",
+                         segment_file_name(name->timeline, missing, seg()), e.name);
+  }
+  return {};
+}
+
 void WalReader::Impl::stop_at(const ReadFailure& f) {
   stopped = true;
   stop = WalStop{};
@@ -147,6 +164,12 @@ void WalReader::Impl::stop_at(const ReadFailure& f) {
   // are a torn write, not damage, while a stop before it has lost acknowledged records.
   // Without one, the look-ahead decides (and may take a torn write for damage).
   stop.corruption = durable_lsn ? pos < *durable_lsn : !stop.evidence.empty();
+  if (f.page_status == PageStatus::kMissingSegment) {
+    if (std::string gap = wal_after_missing_segment(f); !gap.empty()) {
+      stop.corruption = true;
+      stop.evidence = gap;
+    }
+  }
   if (stop.corruption && stop.evidence.empty())
     stop.evidence = fmt::format("records up to {} were acknowledged (walseg.control's durable LSN)",
                                 format_lsn(*durable_lsn));

@@ -103,7 +103,7 @@ void WalWriter::load_resume_page(Lsn pos) {
   // With walseg.direct_io, through a buffered descriptor of its own: the segment's is O_DIRECT,
   // which would refuse a length that is not a whole number of sectors.
   std::optional<File> buffered;
-  if (cfg_.direct_io) buffered = File::open(seg.path(), O_RDONLY);
+  if (cfg_.direct_io) buffered = seg.reopen(O_RDONLY);
   File& s = buffered ? *buffered : seg;
   std::uint64_t off = segment_offset(page, cfg_.segment_size_bytes);
   std::size_t want = static_cast<std::size_t>(pos - page);
@@ -205,11 +205,15 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   return got_end;
 }
 
-File WalWriter::open_segment(const std::string& path) {
-  if (!cfg_.direct_io) return File::open(path, open_flags(cfg_));
+// Through the manager's open directory, by name: a directory renamed or re-pointed meanwhile
+// must not make the writer write into another WAL that took its name.
+File WalWriter::open_segment(const std::string& name) {
+  const std::string path = mgr_.directory().path_of(name);
+  const int flags = open_flags(cfg_) | O_NOFOLLOW;
+  if (!cfg_.direct_io) return File::open_at(mgr_.directory(), name, flags);
   File f = [&] {
     try {
-      return File::open(path, open_flags(cfg_));
+      return File::open_at(mgr_.directory(), name, flags);
     } catch (const Error& e) {
       if (e.errnum() != EINVAL) throw;
       throw make_error(EINVAL, "open", path,
@@ -240,7 +244,7 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
-  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.path), true, true, rs.zeroed}));
+  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.name), true, true, rs.zeroed}));
   note_segment_entered();
   return *segments_.back();
 }
@@ -260,7 +264,7 @@ void WalWriter::open_next_early(SegNo segno) {
   std::optional<ReadySegment> rs = mgr_.peek_ready(segno);
   if (!rs) return;
   try {
-    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->path), true, false, rs->zeroed}));
+    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->name), true, false, rs->zeroed}));
   } catch (const Error&) {
   }
 }
