@@ -207,6 +207,37 @@ BOOST_AUTO_TEST_CASE(RandomStates_TearPerBlock_AndSizeStaysBetweenSyncedAndCurre
   BOOST_TEST(torn);  // the later block kept while the earlier one was lost
 }
 
+BOOST_AUTO_TEST_CASE(TornFlag_MarksExactlyTheStatesInOrderWritebackCouldNotLeave) {
+  Script s = durable_file();
+  s.write(7, 8192, 8192, 'n');  // one unsynced write of two blocks
+  CrashModel m(s.ev, "/r");
+  m.advance(s.ev.size());
+  int torn = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    std::mt19937_64 rng(seed);
+    Choice c = m.choose(Mode::kRandom, rng);
+    BOOST_REQUIRE_EQUAL(c.inodes.size(), 1u);
+    // In order, the write reached the disk whole or not at all; torn, one block of two.
+    BOOST_TEST(c.inodes[0].torn == (c.inodes[0].blocks.size() == 1), "seed " << seed);
+    torn += c.inodes[0].torn;
+  }
+  BOOST_TEST(torn > 0);
+}
+
+BOOST_AUTO_TEST_CASE(NamesReorderedFlag_MarksALaterOperationKeptWithoutAnEarlierOne) {
+  Script s;
+  s.create("a", 1);
+  s.create("b", 2);
+  bool seen = false;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    CrashState st = state_of(s, Mode::kRandom, seed);
+    const bool reordered = content(st, "b") && !content(st, "a");
+    BOOST_TEST(st.names_reordered == reordered, "seed " << seed);
+    seen = seen || reordered;
+  }
+  BOOST_TEST(seen);
+}
+
 BOOST_AUTO_TEST_CASE(CutBeforeACreate_LeavesNoFile_AndAdvanceIsIncremental) {
   Script s = durable_file();
   BOOST_TEST(state_of(s, Mode::kAllKept, 1, 0).files.empty());

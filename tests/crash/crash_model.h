@@ -71,6 +71,11 @@ struct CrashState {
   std::vector<std::string> dirs;  ///< relative to the root, parents first; the root excluded
   std::vector<StateFile> files;
   std::map<std::size_t, FileImage> images;  ///< per inode
+  /// Some file shows unsynced writes out of order (a block kept while an earlier write's
+  /// block was lost): possible after a power cut, impossible after writeback in order.
+  bool torn = false;
+  /// Some directory kept a later unsynced operation while losing an earlier one.
+  bool names_reordered = false;
 };
 
 /// What a state is made of, before its bytes are built.
@@ -81,10 +86,12 @@ struct Choice {
     /// Blocks that show unsynced writes: (block number, how many of the pending writes
     /// touching it are applied).
     std::vector<std::pair<std::uint64_t, std::uint32_t>> blocks;
+    bool torn = false;  ///< not what the first k operations alone would leave, for any k
   };
   std::vector<std::string> dirs;
   std::vector<StateFile> files;
   std::vector<Inode> inodes;
+  bool names_reordered = false;
   /// Equal signatures mean equal contents (same durable bases, same choices).
   std::uint64_t signature = 0;
 };
@@ -152,10 +159,12 @@ class CrashModel {
   std::size_t* inode_of(const Event& e);
   void inconsistent(std::size_t i, const std::string& what);
 
-  std::map<std::string, Node> choose_names(const Dir& d, Mode mode, std::mt19937_64& rng) const;
+  std::map<std::string, Node> choose_names(const Dir& d, Mode mode, std::mt19937_64& rng, bool* reordered) const;
   Choice::Inode choose_inode(std::size_t id, Mode mode, std::mt19937_64& rng) const;
   std::map<std::uint64_t, std::vector<std::uint32_t>> touched_blocks(const Inode& f) const;
   std::vector<std::uint64_t> size_history(const Inode& f) const;
+  bool in_order(const Inode& f, const std::map<std::uint64_t, std::vector<std::uint32_t>>& touched,
+                const std::vector<std::pair<std::uint64_t, std::uint32_t>>& blocks) const;
 
   const std::vector<Event>& events_;
   std::string root_;

@@ -52,15 +52,22 @@ std::string_view to_string(Mode m) {
 
 // In a random state a directory keeps a prefix of its pending operations (a journal that
 // committed in order) or any subset of them (no order promised without an fsync).
-std::map<std::string, CrashModel::Node> CrashModel::choose_names(const Dir& d, Mode mode,
-                                                                 std::mt19937_64& rng) const {
+std::map<std::string, CrashModel::Node> CrashModel::choose_names(const Dir& d, Mode mode, std::mt19937_64& rng,
+                                                                 bool* reordered) const {
   if (mode == Mode::kAllLost || d.pending.empty()) return d.base;
   if (mode == Mode::kAllKept) return d.current;
   std::map<std::string, Node> names = d.base;
   const bool prefix = coin(rng);
   const std::size_t n = prefix ? pick(rng, 0, d.pending.size()) : d.pending.size();
-  for (std::size_t i = 0; i < n; ++i)
-    if (prefix || coin(rng)) apply_ns(d.pending[i], names);
+  bool dropped = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (prefix || coin(rng)) {
+      apply_ns(d.pending[i], names);
+      *reordered = *reordered || dropped;
+    } else {
+      dropped = true;
+    }
+  }
   return names;
 }
 
@@ -115,7 +122,8 @@ Choice::Inode CrashModel::choose_inode(std::size_t id, Mode mode, std::mt19937_6
   const bool torn = mode == Mode::kRandom && coin(rng);
   if (torn && k < n && sizes[k + 1] > sizes[k] + 1 && coin(rng))
     c.size = pick(rng, sizes[k] + 1, sizes[k + 1] - 1);  // size updated part of the way
-  for (const auto& [block, list] : touched_blocks(f)) {
+  const auto touched = touched_blocks(f);
+  for (const auto& [block, list] : touched) {
     std::size_t min_b = 0, upto = 0;
     for (std::size_t j = 0; j < list.size(); ++j) {
       if (f.pending[list[j]].forced) min_b = j + 1;
@@ -125,7 +133,28 @@ Choice::Inode CrashModel::choose_inode(std::size_t id, Mode mode, std::mt19937_6
     if (torn) kb = pick(rng, min_b, list.size());
     if (kb > 0) c.blocks.emplace_back(block, static_cast<std::uint32_t>(kb));
   }
+  c.torn = torn && !in_order(f, touched, c.blocks);
   return c;
+}
+
+// Whether the block choices are what the first k' operations alone leave, for some k'.
+bool CrashModel::in_order(const Inode& f, const std::map<std::uint64_t, std::vector<std::uint32_t>>& touched,
+                          const std::vector<std::pair<std::uint64_t, std::uint32_t>>& blocks) const {
+  std::map<std::uint64_t, std::uint32_t> chosen(blocks.begin(), blocks.end());
+  for (std::size_t k = 0; k <= f.pending.size(); ++k) {
+    bool all = true;
+    for (const auto& [block, list] : touched) {
+      std::uint32_t upto = 0;
+      while (upto < list.size() && list[upto] < k) ++upto;
+      auto it = chosen.find(block);
+      if ((it == chosen.end() ? 0 : it->second) != upto) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return true;
+  }
+  return false;
 }
 
 Choice CrashModel::choose(Mode mode, std::mt19937_64& rng) const {
@@ -136,7 +165,7 @@ Choice CrashModel::choose(Mode mode, std::mt19937_64& rng) const {
     auto [d, rel] = todo.back();
     todo.pop_back();
     if (d != 0) c.dirs.push_back(rel);
-    for (const auto& [name, node] : choose_names(dirs_[d], mode, rng)) {
+    for (const auto& [name, node] : choose_names(dirs_[d], mode, rng, &c.names_reordered)) {
       std::string path = rel.empty() ? name : rel + "/" + name;
       if (node.is_dir) {
         todo.emplace_back(node.id, path);
@@ -171,7 +200,9 @@ CrashState CrashModel::build(const Choice& c) const {
   CrashState s;
   s.dirs = c.dirs;
   s.files = c.files;
+  s.names_reordered = c.names_reordered;
   for (const Choice::Inode& ci : c.inodes) {
+    s.torn = s.torn || ci.torn;
     const Inode& f = inodes_[ci.id];
     std::vector<std::byte> img = f.base;
     if (!ci.blocks.empty()) {
