@@ -112,13 +112,18 @@ void check_all_states(const Recording& r, const TempDir& tmp) {
   }
 }
 
-/// A workload that opens the WAL, commits, and closes it.
-void commit_workload(const std::string& name, const Config& cfg, int n) {
+/// A workload that opens the WAL, commits, and closes it; with `short_writes`, every write of
+/// the io layer and the io_uring backend transfers at most that many bytes (the "pwrite",
+/// "pwritev" and "uring_write" failpoints), so each is completed by more writes before the sync.
+void commit_workload(const std::string& name, const Config& cfg, int n, std::uint64_t short_writes = 0) {
   TempDir tmp(base_dir());
   Recording r = record_workload(name, cfg, tmp, [&](const std::string& dir, Journal& j) {
     auto wal = Wal::open(dir, cfg);
+    for (const char* fp : {"pwrite", "pwritev", "uring_write"})
+      if (short_writes > 0) failpoint::arm(fp, {failpoint::Kind::kShort, 0, short_writes, 1, 0});
     std::uint64_t seq = 0;
     commits(j, wal->writer(), seq, n * settings().scale);
+    failpoint::disarm_all();
   });
   BOOST_TEST_REQUIRE(!r.acks.empty());
   check_all_states(r, tmp);
@@ -163,6 +168,14 @@ BOOST_AUTO_TEST_CASE(Commits_Pwrite_AcknowledgedRecordsSurviveEveryCut) {
 
 BOOST_AUTO_TEST_CASE(Commits_IoUring_AcknowledgedRecordsSurviveEveryCut, *utf::precondition(uring_available)) {
   commit_workload("commits_io_uring", wal_config(IoMethod::kIoUring), 150);
+}
+
+BOOST_AUTO_TEST_CASE(ShortWrites_Pwrite_AreCompletedBeforeTheSync) {
+  commit_workload("short_writes_pwrite", wal_config(IoMethod::kPwrite), 40, 5000);
+}
+
+BOOST_AUTO_TEST_CASE(ShortWrites_IoUring_AreCompletedBeforeTheSync, *utf::precondition(uring_available)) {
+  commit_workload("short_writes_io_uring", wal_config(IoMethod::kIoUring), 40, 5000);
 }
 
 BOOST_AUTO_TEST_CASE(Pool_RecyclingAndRemovalUnderAWriter_NoStaleRecordIsReadBack) {
