@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 namespace walseg::io_record {
@@ -33,13 +34,19 @@ void describe_fd(int fd, Event& e) {
   if (fl >= 0 && e.op != Op::kOpen) e.flags = fl;
 }
 
-bool all_zero(const std::byte* p, std::size_t n) {
+// Whether the first `bytes` bytes of the vector are all zero: a fill's megabytes of zeros are
+// then recorded as a length alone.
+bool all_zero(const struct iovec* iov, int iovcnt, std::size_t bytes) {
   static const std::array<std::byte, 4096> zero{};
-  while (n > 0) {
-    std::size_t l = std::min(n, zero.size());
-    if (std::memcmp(p, zero.data(), l) != 0) return false;
-    p += l;
-    n -= l;
+  for (int i = 0; i < iovcnt && bytes > 0; ++i) {
+    const auto* p = static_cast<const std::byte*>(iov[i].iov_base);
+    for (std::size_t n = std::min(bytes, iov[i].iov_len); n > 0;) {
+      std::size_t l = std::min(n, zero.size());
+      if (std::memcmp(p, zero.data(), l) != 0) return false;
+      p += l;
+      n -= l;
+      bytes -= l;
+    }
   }
   return true;
 }
@@ -50,6 +57,7 @@ std::string_view to_string(Op op) {
   static constexpr std::string_view kNames[] = {"open",   "write", "fsync", "fdatasync",
                                                 "ftruncate", "fallocate", "close", "rename",
                                                 "link",   "unlink", "dir_fsync", "mkdir"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Op::kMkdir) + 1, "a name per Op");
   return kNames[static_cast<std::size_t>(op)];
 }
 
@@ -89,17 +97,16 @@ void record_write(int fd, const std::string& path, const struct iovec* iov, int 
   e.result_errno = err;
   describe_fd(fd, e);
   // The bytes that reached the file are the first `bytes` of the vector, in order.
-  e.data.reserve(e.length);
-  std::size_t left = e.length;
-  for (int i = 0; i < iovcnt && left > 0; ++i) {
-    std::size_t l = std::min(left, iov[i].iov_len);
-    const auto* p = static_cast<const std::byte*>(iov[i].iov_base);
-    e.data.insert(e.data.end(), p, p + l);
-    left -= l;
-  }
-  if (all_zero(e.data.data(), e.data.size())) {
-    e.zeros = true;
-    e.data = {};
+  e.zeros = all_zero(iov, iovcnt, e.length);
+  if (!e.zeros) {
+    e.data.reserve(e.length);
+    std::size_t left = e.length;
+    for (int i = 0; i < iovcnt && left > 0; ++i) {
+      std::size_t l = std::min(left, iov[i].iov_len);
+      const auto* p = static_cast<const std::byte*>(iov[i].iov_base);
+      e.data.insert(e.data.end(), p, p + l);
+      left -= l;
+    }
   }
   record(std::move(e));
 }
