@@ -65,17 +65,20 @@ void commits(Journal& j, WalWriter& w, std::uint64_t& seq, int n) {
 /// Findings this suite made that walseg does not fix yet (reported with reproductions when
 /// they were added). They are printed as KNOWN FINDING with their counts and do not fail the
 /// run, unless WALSEG_POWERLOSS_STRICT=1; any other problem fails it. A kind matches by its
-/// beginning, and only in states with a write torn out of order (torn_only) or with
-/// directory operations kept out of order (reordered_only) where that is set.
+/// beginning, and only in states with a write torn out of order (torn_only), with directory
+/// operations kept out of order (reordered_only) or with a size inside a write (odd_size_only)
+/// where that is set.
 struct KnownFinding {
   const char* id;
   const char* workload;  ///< nullptr: any
   const char* kind;
   bool torn_only = false;
   bool reordered_only = false;
+  bool odd_size_only = false;
 };
 constexpr const char* kTornTag = "[states with a write torn out of order]";
 constexpr const char* kReorderedTag = "[states with directory operations kept out of order]";
+constexpr const char* kOddSizeTag = "[states with a size inside a write]";
 constexpr KnownFinding kKnownFindings[] = {
     // F1: an unsynced multi-page write torn out of order (a later page kept, an earlier one
     // lost) is a legal torn tail, but the reader's look-ahead sees the later page's valid
@@ -95,13 +98,19 @@ constexpr KnownFinding kKnownFindings[] = {
     {"F3", "pool_recycle_remove", "a record acknowledged before the cut is not read back", false, true},
     {"F3", "pool_recycle_remove", "the reader reports corruption after a power cut", false, true},
     {"F3", "pool_recycle_remove", "walseg recover", false, true},
+    // F4: append mode, a segment whose size ends inside the last record's alignment padding
+    // (the record is complete, its padding to 8 bytes is past the end of the file):
+    // recovery ends after the record, and the writer, reading the page back to resume there,
+    // meets end of file and Wal::open throws. Only a size no write ended at shows it.
+    {"F4", "append_mode_pwrite", "reopening or resuming failed", false, false, true},
 };
 
 const KnownFinding* known(const std::string& workload, const std::string& kind) {
   for (const KnownFinding& k : kKnownFindings)
     if ((k.workload == nullptr || workload == k.workload) && kind.rfind(k.kind, 0) == 0 &&
         (!k.torn_only || kind.find(kTornTag) != std::string::npos) &&
-        (!k.reordered_only || kind.find(kReorderedTag) != std::string::npos))
+        (!k.reordered_only || kind.find(kReorderedTag) != std::string::npos) &&
+        (!k.odd_size_only || kind.find(kOddSizeTag) != std::string::npos))
       return &k;
   return nullptr;
 }

@@ -74,6 +74,9 @@ struct CrashState {
   /// Some file shows unsynced writes out of order (a block kept while an earlier write's
   /// block was lost): possible after a power cut, impossible after writeback in order.
   bool torn = false;
+  /// Some file has a size it never had: inside the range one write grew it by (the size
+  /// updated part of the way), which a filesystem that logs sizes per block would not leave.
+  bool odd_size = false;
   /// Some directory kept a later unsynced operation while losing an earlier one.
   bool names_reordered = false;
 };
@@ -87,6 +90,7 @@ struct Choice {
     /// touching it are applied).
     std::vector<std::pair<std::uint64_t, std::uint32_t>> blocks;
     bool torn = false;  ///< not what the first k operations alone would leave, for any k
+    bool odd_size = false;  ///< a size inside one write's growth (CrashState::odd_size)
   };
   std::vector<std::string> dirs;
   std::vector<StateFile> files;

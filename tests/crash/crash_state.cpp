@@ -120,8 +120,10 @@ Choice::Inode CrashModel::choose_inode(std::size_t id, Mode mode, std::mt19937_6
   std::size_t k = mode == Mode::kAllKept ? n : mode == Mode::kAllLost ? min_k : pick(rng, min_k, n);
   c.size = sizes[k];
   const bool torn = mode == Mode::kRandom && coin(rng);
-  if (torn && k < n && sizes[k + 1] > sizes[k] + 1 && coin(rng))
+  if (torn && k < n && sizes[k + 1] > sizes[k] + 1 && coin(rng)) {
     c.size = pick(rng, sizes[k] + 1, sizes[k + 1] - 1);  // size updated part of the way
+    c.odd_size = true;
+  }
   const auto touched = touched_blocks(f);
   for (const auto& [block, list] : touched) {
     std::size_t min_b = 0, upto = 0;
@@ -203,6 +205,7 @@ CrashState CrashModel::build(const Choice& c) const {
   s.names_reordered = c.names_reordered;
   for (const Choice::Inode& ci : c.inodes) {
     s.torn = s.torn || ci.torn;
+    s.odd_size = s.odd_size || ci.odd_size;
     const Inode& f = inodes_[ci.id];
     std::vector<std::byte> img = f.base;
     if (!ci.blocks.empty()) {

@@ -57,6 +57,7 @@ struct Explorer {
     // found only there is a different finding from one found in ordered states too.
     std::string kind = problem.substr(0, problem.find('\n'));
     if (st.torn) kind += " [states with a write torn out of order]";
+    if (st.odd_size) kind += " [states with a size inside a write]";
     if (st.names_reordered) kind += " [states with directory operations kept out of order]";
     if (r.problems[kind]++ >= o.reproductions_per_kind) return;
     std::ostringstream out;
