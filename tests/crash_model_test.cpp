@@ -272,6 +272,19 @@ BOOST_AUTO_TEST_CASE(RenamedWhenDurable_TellsAFilledAndSyncedInstallFromAHastyOn
   for (const StateFile& f : st.files) BOOST_TEST(f.renamed_when_durable == (f.path == "seg"), f.path);
 }
 
+BOOST_AUTO_TEST_CASE(LoadExisting_TakesTheTreeOnDiskAsDurable) {
+  walseg_test::TempDir dir;
+  std::filesystem::create_directories(dir / "sub");
+  std::ofstream(dir / "sub/old", std::ios::binary) << "before";
+  const std::vector<Event> none;
+  CrashModel m(none, dir.path());
+  m.load_existing();
+  std::mt19937_64 rng(1);
+  CrashState st = m.build(m.choose(Mode::kAllLost, rng));
+  BOOST_TEST(st.dirs == std::vector<std::string>{"sub"});
+  BOOST_TEST(*content(st, "sub/old") == "before");
+}
+
 BOOST_AUTO_TEST_CASE(Materialise_WritesFilesHolesAndHardLinks) {
   Script s;
   s.create("f", 7);
