@@ -14,11 +14,23 @@
 
 #include "inject.h"
 #include "walseg/error.h"
+#include "walseg/io_record.h"
 
 namespace walseg {
 
 using io_detail::done;
 using io_detail::inject;
+using io_record::Op;
+
+namespace {
+// Identity of the entry `name` in the directory fd (0/0 when it cannot be had): taken for the
+// mutation record only, so that a renamed or removed name is tied to the file it named.
+std::pair<std::uint64_t, std::uint64_t> identity_of(int dir_fd, const std::string& name) {
+  struct stat st{};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return {0, 0};
+  return {st.st_dev, st.st_ino};
+}
+}  // namespace
 
 Directory Directory::open(const std::string& path, bool create) {
   if (create) {
@@ -31,12 +43,14 @@ Directory Directory::open(const std::string& path, bool create) {
     for (const auto& part : std::filesystem::path(path)) {
       const std::filesystem::path parent = partial.empty() ? "." : partial;
       partial /= part;
-      if (::mkdir(partial.c_str(), 0700) == 0) {
+      int err = ::mkdir(partial.c_str(), 0700) == 0 ? 0 : errno;
+      if (err != EEXIST && io_record::active())
+        io_record::record_name_op(Op::kMkdir, partial.string(), "", 0, 0, err);
+      if (err != 0 && err != EEXIST) throw dir_error(err, "create", partial.string());
+      if (err == 0) {
         done("mkdir", partial.string(), 0);
         Directory p = open(parent.string());
         p.fsync();
-      } else if (errno != EEXIST) {
-        throw dir_error(errno, "create", partial.string());
       }
     }
   }
@@ -80,25 +94,36 @@ bool Directory::remove_empty_dir(const std::string& name) {
 }
 
 void Directory::fsync() {
+  const std::uint64_t before = io_record::active() ? io_record::count() : 0;
   int err = inject("dir_fsync");
   if (err == 0 && ::fsync(fd()) != 0) err = errno;
   done("dir_fsync", path(), err);
+  if (io_record::active()) io_record::record_name_op(Op::kDirFsync, path(), "", 0, 0, err, before);
   if (err != 0) throw dir_error(err, "fsync", path());
 }
 
 void Directory::rename_noreplace(const std::string& from, const std::string& to) {
   int err = inject("rename");
+  const bool rec = io_record::active();
+  const auto [dev, ino] = rec ? identity_of(fd(), from) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  bool fell_back = false;
   if (err == 0 &&
       ::syscall(SYS_renameat2, fd(), from.c_str(), fd(), to.c_str(), RENAME_NOREPLACE) != 0) {
     err = errno;
     // Filesystems without RENAME_NOREPLACE (some network and FUSE ones) say EINVAL; link()
     // refuses an existing target just the same, so link then unlink the old name.
     if (err == EINVAL) {
-      err = 0;
-      if (::linkat(fd(), from.c_str(), fd(), to.c_str(), 0) != 0) err = errno;
-      if (err == 0 && ::unlinkat(fd(), from.c_str(), 0) != 0) err = errno;
+      fell_back = true;
+      err = ::linkat(fd(), from.c_str(), fd(), to.c_str(), 0) != 0 ? errno : 0;
+      // Two events: unlike a rename, a crash between them can leave both names.
+      if (rec) io_record::record_name_op(Op::kLink, path_of(from), path_of(to), dev, ino, err);
+      if (err == 0) {
+        err = ::unlinkat(fd(), from.c_str(), 0) != 0 ? errno : 0;
+        if (rec) io_record::record_name_op(Op::kUnlink, path_of(from), "", dev, ino, err);
+      }
     }
   }
+  if (rec && !fell_back) io_record::record_name_op(Op::kRename, path_of(from), path_of(to), dev, ino, err);
   done("rename", path_of(to), err);
   if (err != 0)
     throw make_error(err, "rename", path_of(from),
@@ -108,7 +133,10 @@ void Directory::rename_noreplace(const std::string& from, const std::string& to)
 
 void Directory::rename_over(const std::string& from, const std::string& to) {
   int err = inject("rename");
+  const bool rec = io_record::active();
+  const auto [dev, ino] = rec ? identity_of(fd(), from) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   if (err == 0 && ::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) err = errno;
+  if (rec) io_record::record_name_op(Op::kRename, path_of(from), path_of(to), dev, ino, err);
   done("rename", path_of(to), err);
   if (err != 0)
     throw make_error(err, "rename", path_of(from),
@@ -118,8 +146,11 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
 
 bool Directory::unlink(const std::string& name, bool missing_ok) {
   int err = inject("unlink");
+  const bool rec = io_record::active();
+  const auto [dev, ino] = rec ? identity_of(fd(), name) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   if (err == 0 && ::unlinkat(fd(), name.c_str(), 0) != 0) err = errno;
   done("unlink", path_of(name), err);
+  if (rec) io_record::record_name_op(Op::kUnlink, path_of(name), "", dev, ino, err);
   if (err == ENOENT && missing_ok) return false;
   if (err != 0) throw file_error(err, "remove", path_of(name));
   return true;

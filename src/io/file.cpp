@@ -12,6 +12,7 @@
 #include "inject.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
+#include "walseg/io_record.h"
 
 namespace walseg {
 
@@ -28,6 +29,7 @@ File File::open(const std::string& path, int flags, mode_t mode) {
     if (fd < 0) err = errno;
   }
   done("open", path, err);
+  if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
   return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
 }
@@ -43,6 +45,7 @@ File File::open_at(const Directory& dir, const std::string& name, int flags, mod
     if (fd < 0) err = errno;
   }
   done("open", path, err);
+  if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
   return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
 }
@@ -58,6 +61,8 @@ File File::reopen(int flags) const {
     if (fd < 0) err = errno;
   }
   done("open", path(), err);
+  if (io_record::active())
+    io_record::record_file_op(io_record::Op::kOpen, fd, path(), flags & ~(O_CREAT | O_EXCL | O_TRUNC), 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path());
   return File(fd, path(), false);
 }
@@ -91,6 +96,9 @@ void File::pwritev_all(const struct iovec* iov_in, int iovcnt, std::uint64_t off
       r = ::pwritev(fd(), part.data(), static_cast<int>(part.size()),
                     static_cast<off_t>(offset + written));
       if (r < 0) err = errno;
+      if (io_record::active())
+        io_record::record_write(fd(), path(), part.data(), static_cast<int>(part.size()), offset + written,
+                                r < 0 ? 0 : static_cast<std::size_t>(r), err);
     }
     done(name, path(), err);
     if (err == EINTR) continue;
@@ -145,9 +153,12 @@ constexpr int kMaxSyncEintrRetries = 64;
 void sync_call(int fd, const std::string& path, bool data_only) {
   const char* name = data_only ? "fdatasync" : "fsync";
   for (int retries = 0;; ++retries) {
+    // Read before the call: the sync covers only what completed before it began.
+    const std::uint64_t before = io_record::active() ? io_record::count() : 0;
     int err = inject(name);
     if (err == 0 && (data_only ? ::fdatasync(fd) : ::fsync(fd)) != 0) err = errno;
     done(name, path, err);
+    if (io_record::active()) io_record::record_sync(fd, path, data_only, err, before);
     if (err == 0) return;
     if (err != EINTR) throw file_error(err, name, path);
     if (retries == kMaxSyncEintrRetries)
@@ -182,6 +193,8 @@ void File::ftruncate(std::uint64_t size_bytes) {
     if (r != 0) err = errno;
   }
   done("ftruncate", path(), err);
+  if (io_record::active())
+    io_record::record_file_op(io_record::Op::kTruncate, fd(), path(), 0, size_bytes, 0, 0, err);
   if (err != 0)
     throw file_error(err, "truncate", path(), fmt::format(" to {} bytes", size_bytes), size_bytes);
 }
@@ -200,6 +213,8 @@ int File::try_fallocate(int mode, std::uint64_t offset, std::uint64_t len) noexc
   if (err == 0 && ::fallocate(fd(), mode, static_cast<off_t>(offset), static_cast<off_t>(len)) != 0)
     err = errno;
   done("fallocate", path(), err);
+  if (io_record::active())
+    io_record::record_file_op(io_record::Op::kFallocate, fd(), path(), 0, offset, len, mode, err);
   return err;
 }
 
@@ -211,10 +226,22 @@ void File::advise_dontneed() noexcept {
 void File::close() {
   if (!is_open()) return;
   int err = inject("close");
+  // The close's event carries the identity the descriptor had, taken while it is still open.
+  io_record::Event closing;
+  if (io_record::active()) {
+    struct stat st{};
+    if (::fstat(fd(), &st) == 0) closing = {.dev = st.st_dev, .ino = st.st_ino};
+  }
   int fd = fd_.release();
   // close(2) is never retried: on Linux the descriptor is gone even when it reports EINTR.
   if (::close(fd) != 0 && err == 0) err = errno;
   done("close", path(), err);
+  if (io_record::active()) {
+    closing.op = io_record::Op::kClose;
+    closing.path = path();
+    closing.result_errno = err;
+    io_record::record(std::move(closing));
+  }
   if (err != 0) throw file_error(err, "close", path());
 }
 

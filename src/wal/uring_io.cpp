@@ -42,6 +42,7 @@
 #include "wal_io.h"
 #include "walseg/error.h"
 #include "walseg/failpoint.h"
+#include "walseg/io_record.h"
 #include "walseg/io_trace.h"
 #include "walseg/log.h"
 
@@ -332,6 +333,9 @@ class UringIo final : public WalIo {
     if (report.link_broken) res = -ECANCELED;
     else if (auto spec = failpoint::hit(name); spec && spec->kind == failpoint::Kind::kErrno) res = -spec->errnum;
     io_trace::record(name, f.path(), res < 0 ? -res : 0);
+    if (io_record::active())  // linked behind the writes reaped (and recorded) before it
+      io_record::record_sync(f.fd(), f.path(), method_ == SyncMethod::kFdatasync, res < 0 ? -res : 0,
+                             io_record::kCoversAllRecorded, true);
     if (res != 0 && res != -ECANCELED && res != -EINTR) throw file_error(-res, name, f.path());
     report.sync_res = res;
   }
@@ -344,6 +348,9 @@ class UringIo final : public WalIo {
     ++c.writes;
     if (g.injected_errno != 0) res = -g.injected_errno;
     io_trace::record("pwrite", f.path(), res < 0 ? -res : 0);
+    if (io_record::active())  // the group's first res bytes reached the file at its offset
+      io_record::record_write(f.fd(), f.path(), g.iov.data(), static_cast<int>(g.iov.size()), pending[g.first].offset,
+                              res > 0 ? static_cast<std::size_t>(res) : 0, res < 0 ? -res : 0, true);
     if (res == -ECANCELED || res == -EAGAIN || res == -EINTR) {
       report.note_retried(-res);
       return;
