@@ -4,6 +4,8 @@
 #define BOOST_TEST_MODULE guc_file
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
+
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -397,6 +399,16 @@ BOOST_AUTO_TEST_CASE(including_a_directory_as_a_file_is_an_error) {
   auto top = d.write("a.conf", "include 'sub'\n");
   BOOST_TEST(only_error(parse_config_file(top)).message ==
              "could not open configuration file \"" + d.path + "/sub\": Is a directory");
+}
+
+BOOST_AUTO_TEST_CASE(including_a_fifo_is_an_error_not_a_wait) {
+  // Break-it finding: check-config hung forever on an include of a FIFO (open waited for a
+  // writer). It is not a configuration file.
+  TempDir d;
+  BOOST_REQUIRE(::mkfifo((d.path + "/pipe.conf").c_str(), 0600) == 0);
+  auto top = d.write("a.conf", "include 'pipe.conf'\n");
+  BOOST_TEST(only_error(parse_config_file(top)).message ==
+             "could not open configuration file \"" + d.path + "/pipe.conf\": Invalid argument");
 }
 
 BOOST_AUTO_TEST_CASE(errors_in_included_files_name_the_included_file) {

@@ -132,7 +132,12 @@ BOOST_AUTO_TEST_CASE(OutOfRangeAndNonNumbers_NameTheOptionAndAReadableRange) {
 BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   // CLI11's own codes came through: 106 for a missing --dir, 109 for an unknown option.
   const std::vector<std::string> usage_errors = {"ls", "ls --dir '" + dir + "' --nope", "", "frobnicate", "show a b",
-                                                 "create --dir '" + dir + "/c' --method nope"};
+                                                 "create --dir '" + dir + "/c' --method nope",
+                                                 // A size that is not a segment size is a value not accepted too (it
+                                                 // exited 1, as a runtime error, where 16mb exited 2).
+                                                 "create --dir '" + dir + "/c' --method zero_write --segment-size 0",
+                                                 "ls --dir '" + dir + "' --segment-size 2GB",
+                                                 "bench --dir '" + dir + "/b' --segment-size 3MB"};
   for (const std::string& args : usage_errors) {
     BOOST_TEST_CONTEXT(args) {
       auto r = run(args);

@@ -184,7 +184,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   BenchSettings s;
   s.config = load_config(a.settings);
   s.segment_size = a.segment_size.empty() ? s.config.segment_size_bytes
-                                          : parse_size_option("--segment-size", a.segment_size);
+                                          : parse_segment_size_option("--segment-size", a.segment_size);
   check_segment_size(s.segment_size);
   s.segments = a.segments;
   s.write_size = parse_size_option("--write-size", a.write_size);
@@ -204,7 +204,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   if (s.write_bytes < s.write_size)
     throw std::invalid_argument(fmt::format("--write-bytes must be at least --write-size ({})", format_size(s.write_size)));
   s.commit_seconds = a.commit_seconds;
-  s.switch_segment_size = parse_size_option("--switch-segment-size", a.switch_segment_size);
+  s.switch_segment_size = parse_segment_size_option("--switch-segment-size", a.switch_segment_size);
   check_segment_size(s.switch_segment_size);
   s.switch_boundaries = a.switch_boundaries;
   return s;

@@ -62,7 +62,7 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 
 void run_create(const CreateArgs& a) {
   Config cfg = load_config(a.settings);
-  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_size_option("--segment-size", a.segment_size);
+  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);
   if (cfg.init_method == InitMethod::kAuto)

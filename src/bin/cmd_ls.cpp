@@ -92,7 +92,7 @@ std::string printable(const std::string& name) {
 
 void run_ls(const LsArgs& a) {
   Config cfg = load_config(a.settings);
-  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_size_option("--segment-size", a.segment_size);
+  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   check_segment_size(cfg.segment_size_bytes);
   Directory dir = Directory::open(a.dir);
   const std::optional<WalControl> control = read_control(dir);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "walseg/segment_name.h"
+
 namespace walseg::tool {
 
 std::uint64_t parse_size_option(const std::string& option, const std::string& text) {
@@ -29,6 +31,15 @@ std::uint64_t parse_size_option(const std::string& option, const std::string& te
   throw std::invalid_argument(fmt::format(
       "invalid value for {}: \"{}\"; valid units are \"B\", \"kB\", \"MB\", \"GB\", \"TB\"",
       option, text));
+}
+
+std::uint64_t parse_segment_size_option(const std::string& option, const std::string& text) {
+  const std::uint64_t bytes = parse_size_option(option, text);
+  if (!is_valid_segment_size(bytes))
+    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\": a segment size is a power of two "
+                                            "from 1MB to 1GB",
+                                            option, text));
+  return bytes;
 }
 
 InitMethod parse_method_option(const std::string& text) {

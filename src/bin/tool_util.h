@@ -13,6 +13,10 @@ namespace walseg::tool {
 /// case-sensitive units B, kB, MB, GB, TB. Throws std::invalid_argument naming the option.
 std::uint64_t parse_size_option(const std::string& option, const std::string& text);
 
+/// parse_size_option for a segment size: also a power of two from 1MB to 1GB, else
+/// std::invalid_argument naming the option (a usage error: exit status 2).
+std::uint64_t parse_segment_size_option(const std::string& option, const std::string& text);
+
 /// Parses an init method name exactly as walseg.init_method spells it; throws
 /// std::invalid_argument listing the valid names.
 InitMethod parse_method_option(const std::string& text);

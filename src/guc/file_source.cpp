@@ -34,10 +34,15 @@ std::string normalise(const std::string& path) {
 ConfigSource::Text DiskSource::read(const std::string& path) {
   Text out;
   try {
-    File f = File::open(path, O_RDONLY);
+    // O_NONBLOCK: an include of a FIFO must not wait for a writer (break-it finding: it hung).
+    File f = File::open(path, O_RDONLY | O_NONBLOCK);
     struct stat st = f.stat();
     if (S_ISDIR(st.st_mode)) {
       out.err = EISDIR;
+      return out;
+    }
+    if (!S_ISREG(st.st_mode)) {  // a FIFO, socket or device is not a configuration file
+      out.err = EINVAL;
       return out;
     }
     out.identity = file_identity(st);
@@ -76,7 +81,7 @@ ConfigSource::Listing DiskSource::list(const std::string& dir) {
 
 std::string DiskSource::identity(const std::string& path) {
   try {
-    return file_identity(File::open(path, O_RDONLY).stat());
+    return file_identity(File::open(path, O_RDONLY | O_NONBLOCK).stat());
   } catch (const Error&) {
     return "path:" + path;  // text that is not (yet) a file can only be reached by its name
   }
