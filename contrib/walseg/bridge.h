@@ -170,30 +170,33 @@ typedef struct WalsegFill
 	uint64_t	allocated_bytes;
 } WalsegFill;
 
-/* The preallocator's estimate of how fast PostgreSQL's insert position advances (the WAL
- * consumption rate its fills are paced against, fill_pacing.h). Zero-initialise it; it is
- * updated only by walseg_rate_observe and by a paced walseg_prepare_segment. */
-typedef struct WalsegRate
-{
-	double		bytes_per_s;	/* the estimate; <= 0: unknown */
-	uint64_t	last_lsn;		/* insert position at the last sample */
-	double		last_s;			/* its time, seconds of the bridge's monotonic clock */
-	bool		primed;			/* last_lsn and last_s are set */
-} WalsegRate;
+/* The library's FillPacer (fill_pacer.h), opaque to C: the rate PostgreSQL's insert position
+ * advances at, which background fills are paced against. Made once per worker; never freed. */
+typedef struct WalsegPacer WalsegPacer;
 
-/* Takes the insert position seen now into *rate (samples at most every 100 ms). */
-void		walseg_rate_observe(WalsegRate *rate, uint64_t insert_lsn) WALSEG_NOEXCEPT;
+/* A new pacer with no rate yet; NULL when out of memory. */
+WalsegPacer *walseg_pacer_create(void) WALSEG_NOEXCEPT;
 
-/* Pacing of a background fill (fill_pacing.h): between chunks the fill calls insert_lsn,
- * updates *rate and waits in slices of at most 10 ms, polling the cancel flags, until the
- * chunk is due. insert_lsn is called from inside C++ frames, so it must not raise ERROR (or
- * otherwise longjmp): GetXLogInsertRecPtr, a spinlock read, qualifies. */
+/* Takes the insert position seen now into the pacer (samples at most every 100 ms). */
+void		walseg_pacer_observe(WalsegPacer *pacer, uint64_t insert_lsn) WALSEG_NOEXCEPT;
+
+/* Pacing of a background fill (the library's prepare_paced, preallocator.h): before each
+ * chunk the fill calls insert_lsn, feeds the pacer and waits in slices of at most 10 ms,
+ * polling the cancel flags, until the chunk is due. insert_lsn is called from inside C++
+ * frames, so it must not raise ERROR (or otherwise longjmp): GetXLogInsertRecPtr, a spinlock
+ * read, qualifies. */
 typedef struct WalsegPace
 {
 	uint64_t	(*insert_lsn) (void);
-	WalsegRate *rate;
+	WalsegPacer *pacer;
 	uint64_t	target_lsn;		/* first byte of the segment being filled */
 } WalsegPace;
+
+/* The preallocator's job choice (the library's next_job, preallocator.h): the first segment
+ * of position + 1 .. min(position + target, last_allowed) on timeline tli that has no file in
+ * dir. Returns false when there is none (or the directory cannot be read). */
+bool		walseg_next_job(const char *dir, uint32_t tli, uint64_t segment_size, uint64_t position,
+							int target, uint64_t last_allowed, uint64_t *segno) WALSEG_NOEXCEPT;
 
 /* A segment filled and fsynced in pg_wal under a temporary name, not yet installed: the
  * library's PreparedSegment (segment_install.h), opaque to C. */

@@ -22,12 +22,13 @@
 
 #include "bridge.h"
 #include "bridge_internal.h"
-#include "fill_pacing.h"
 #include "walseg/allocator.h"
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
+#include "walseg/fill_pacer.h"
+#include "walseg/preallocator.h"
 #include "walseg/file.h"
 #include "walseg/recycle_horizon.h"
 #include "walseg/segment_install.h"
@@ -127,39 +128,38 @@ std::uint64_t micros_since(std::chrono::steady_clock::time_point t0) {
 /// p99.9 stayed at 0.1-0.25x stock's in all three.
 constexpr std::uint64_t kPacedFillChunkBytes = 256 * 1024;
 
-/// The clock of WalsegRate: seconds of steady_clock.
-double monotonic_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 /// Longest single sleep of a paced fill. The wait is recomputed after each, so a change of
 /// rate or position is seen within it (the library re-checks every 200 ms); and a signal
 /// interrupts it, so a shutdown or reload stops the fill at once.
 constexpr auto kPaceSlice = std::chrono::milliseconds(10);
 
-/// Waits until the chunk after `done` of `total` bytes is due (fill_wait_s), in slices of at
-/// most kPaceSlice, polling the cancel flags after each (throws Canceled). Adds the time
-/// waited to *paced_us.
-void wait_until_due(const WalsegPace& pace, const WalsegCancel& cancel, std::uint64_t done,
-                    std::uint64_t total, std::chrono::steady_clock::time_point started,
-                    std::uint64_t* paced_us) {
-  using namespace std::chrono;
-  auto t0 = steady_clock::now();
-  for (;;) {
-    walseg::bridge::check_cancel(cancel);
-    std::uint64_t lsn = pace.insert_lsn();
-    walseg::bridge::rate_observe(*pace.rate, lsn, monotonic_s());
-    double elapsed_s = duration<double>(steady_clock::now() - started).count();
-    double wait_s = walseg::bridge::fill_wait_s(elapsed_s, done, total, lsn, pace.target_lsn,
-                                                pace.rate->bytes_per_s);
-    if (wait_s <= 0) break;
-    auto slice = std::min<nanoseconds>(duration_cast<nanoseconds>(duration<double>(wait_s)),
-                                       kPaceSlice);
+double monotonic_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// The worker's side of the library's paced fill (preallocator.h): the position is
+/// PostgreSQL's insert position, sampled into the pacer on every look; waits are sliced and
+/// end at a cancel flag; the time waited is added to *paced_us.
+walseg::FillHooks worker_hooks(const WalsegPace& pace, const WalsegCancel& cancel, std::uint64_t* paced_us) {
+  walseg::FillHooks h;
+  h.position = [&pace] {
+    const std::uint64_t lsn = pace.insert_lsn();
+    walseg_pacer_observe(pace.pacer, lsn);
+    return lsn;
+  };
+  h.pacer = [&pace] { return *reinterpret_cast<const walseg::FillPacer*>(pace.pacer); };
+  h.wait = [&cancel, paced_us](double seconds) {
+    walseg::bridge::check_cancel(cancel);  // throws Canceled, as every cancel in the bridge
+    if (seconds <= 0) return true;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto slice = std::min<std::chrono::nanoseconds>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)), kPaceSlice);
     struct timespec ts = {0, static_cast<long>(slice.count())};
-    ::nanosleep(&ts, nullptr);  // EINTR (a signal): re-check the flags at once
-  }
-  *paced_us += micros_since(t0);
+    ::nanosleep(&ts, nullptr);  // EINTR (a signal): the flags are looked at again at once
+    *paced_us += micros_since(t0);
+    return true;
+  };
+  return h;
 }
 
 }  // namespace
@@ -226,8 +226,34 @@ uint64_t walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size, uint
   }
 }
 
-void walseg_rate_observe(WalsegRate* rate, uint64_t insert_lsn) noexcept {
-  walseg::bridge::rate_observe(*rate, insert_lsn, monotonic_s());
+WalsegPacer* walseg_pacer_create(void) noexcept {
+  try {
+    return reinterpret_cast<WalsegPacer*>(new walseg::FillPacer());
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void walseg_pacer_observe(WalsegPacer* pacer, uint64_t insert_lsn) noexcept {
+  if (pacer) reinterpret_cast<walseg::FillPacer*>(pacer)->observe(insert_lsn, monotonic_s());
+}
+
+bool walseg_next_job(const char* dir, uint32_t tli, uint64_t segment_size, uint64_t position, int target,
+                     uint64_t last_allowed, uint64_t* segno) noexcept {
+  try {
+    const walseg::Directory d = walseg::Directory::open(dir);
+    walseg::PoolView v;
+    v.position = position;
+    v.target = target;
+    v.last_allowed = last_allowed;
+    // pg_wal's own books are its names: any entry there (PostgreSQL's, a recycled one, ours).
+    v.present = [&](walseg::SegNo s) { return d.exists(walseg::segment_file_name(tli, s, segment_size)); };
+    const auto job = walseg::next_job(v);
+    if (job) *segno = *job;
+    return job.has_value();
+  } catch (...) {
+    return false;
+  }
 }
 
 WalsegPrepared* walseg_prepare_segment(const char* dir, const char* final_name, uint64_t size_bytes, int method,
@@ -248,16 +274,15 @@ WalsegPrepared* walseg_prepare_segment(const char* dir, const char* final_name, 
       opts.direct_io = false;
       opts.write_behind = true;
     }
-    const auto t0 = std::chrono::steady_clock::now();
-    opts.on_progress = [&cancel, pace, t0, out](std::uint64_t done, std::uint64_t total) {
-      walseg::bridge::check_cancel(cancel);
-      if (pace) wait_until_due(*pace, cancel, done, total, t0, &out->paced_us);
-    };
-    // The library's own two-phase install: the same temp names, steps, failpoints and
-    // clean-up as the segment manager's (segment_install.h); only the lock between the
-    // phases is PostgreSQL's (the caller's).
     auto p = std::make_unique<WalsegPrepared>(walseg::Directory::open(dir));
-    p->segment.emplace(walseg::PreparedSegment::prepare(p->dir, final_name, size_bytes, opts));
+    if (pace) {
+      // The library's step: its pacer and paced fill, fed PostgreSQL's insert position.
+      p->segment.emplace(walseg::prepare_paced(p->dir, final_name, pace->target_lsn, size_bytes, opts, {},
+                                               worker_hooks(*pace, cancel, &out->paced_us)));
+    } else {
+      opts.on_progress = [&cancel](std::uint64_t, std::uint64_t) { walseg::bridge::check_cancel(cancel); };
+      p->segment.emplace(walseg::PreparedSegment::prepare(p->dir, final_name, size_bytes, opts));
+    }
     const walseg::AllocReport& r = p->segment->alloc();
     out->fill_us = p->segment->times().fill_us;
     out->fsync_us = p->segment->times().fsync_us;

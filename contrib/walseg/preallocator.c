@@ -14,10 +14,10 @@
  * retries after kRetryMs. A failure never stops the server or the worker. If an ERROR escapes
  * anyway (PostgreSQL itself raised it), the worker exits and the postmaster restarts it after
  * bgw_restart_time.
- * Pacing: each poll also samples the insert position into `rate`, the WAL consumption rate
- * (bytes/s) the fills are paced against: as the library's preallocator, a fill goes in small
- * chunks spread over half the time until its segment is expected to be needed, because an
- * unpaced fill makes concurrent commits' flushes wait behind its I/O (fill_pacing.h).
+ * Pacing: each poll also samples the insert position into the library's pacer (fill_pacer.h),
+ * the WAL consumption rate the fills are paced against: as the library's preallocator, a
+ * fill goes in small chunks spread over half the time until its segment is expected to be
+ * needed, because an unpaced fill makes concurrent commits' flushes wait behind its I/O.
  * Postmaster death: every wait watches for it (WL_EXIT_ON_PM_DEATH) and every fill chunk and
  * pacing sleep polls postmaster_possibly_dead, so a worker whose postmaster was killed stops
  * within milliseconds, removes its temporary file and installs nothing: a postmaster started
@@ -78,12 +78,12 @@ clear_worker_pid(int code, Datum arg)
 
 /* One round, paced against *rate; returns how long to sleep before the next. */
 static long
-top_up(WalsegRate *rate)
+top_up(WalsegPacer *pacer)
 {
 	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending, &postmaster_possibly_dead};
 	WalsegAhead r;
 
-	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, rate, &r);
+	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, pacer, &r);
 	if (!r.in_recovery)
 		walseg_stats_ahead(r.ahead, r.target);
 	if (r.failed && r.err.canceled)
@@ -121,10 +121,11 @@ walseg_preallocator_main(Datum arg)
 {
 	long		sleep_ms = 0;
 	int			removed;
-	WalsegRate	rate;
+	WalsegPacer *pacer = walseg_pacer_create();
 
 	(void) arg;
-	memset(&rate, 0, sizeof(rate));
+	if (pacer == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
 	BackgroundWorkerUnblockSignals();
@@ -154,7 +155,7 @@ walseg_preallocator_main(Datum arg)
 			walseg_log_cross_check();
 			apply_fill_io_class();
 		}
-		walseg_rate_observe(&rate, GetXLogInsertRecPtr());
+		walseg_pacer_observe(pacer, GetXLogInsertRecPtr());
 		/*
 		 * postmaster_possibly_dead starts true in every child ("check the slow way on the
 		 * first call") and only PostmasterIsAlive() clears it: clear it here, or every fill
@@ -162,7 +163,7 @@ walseg_preallocator_main(Datum arg)
 		 */
 		if (!PostmasterIsAlive())
 			proc_exit(1);
-		sleep_ms = top_up(&rate);
+		sleep_ms = top_up(pacer);
 	}
 	/*
 	 * Exit status 1, not 0: the postmaster restarts a worker that exits with 1 after

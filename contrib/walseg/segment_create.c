@@ -23,9 +23,9 @@
  * and no further than recycle_horizon() estimates from min/max_wal_size and the WAL written
  * since the last checkpoint's redo.
  *
- * Pacing: the preallocator's fills are paced against the rate the insert position advances
- * (fill_pacing.h, as the library's preallocator); walseg_prealloc()'s are not, someone waits
- * for them.
+ * Job choice and pacing are the library's (preallocator.h, fill_pacer.h), as for its own
+ * preallocator: the preallocator's fills are paced against the rate the insert position
+ * advances; walseg_prealloc()'s are not, someone waits for them.
  *
  * Segment size: PostgreSQL's wal_segment_size, always (walseg.segment_size is the tool's).
  * Error handling: a failure stops the round and is returned in WalsegAhead; callers decide
@@ -174,7 +174,7 @@ pace_insert_lsn(void)
  * is gone in every case but CREATE_DONE.
  */
 static CreateOutcome
-create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegRate *rate,
+create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegPacer *pacer,
 		   WalsegFill *fill, WalsegErr *err)
 {
 	char		final_name[MAXFNAMELEN];
@@ -191,11 +191,11 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 	if (stat(path, &st) == 0)
 		return CREATE_PRESENT;
 	pace.insert_lsn = pace_insert_lsn;
-	pace.rate = rate;
+	pace.pacer = pacer;
 	XLogSegNoOffsetToRecPtr(segno, 0, wal_segment_size, pace.target_lsn);
 	prepared = walseg_prepare_segment(XLOGDIR, final_name, wal_segment_size, method,
 									  walseg_guc_fallocate_fallback(), cancel,
-									  rate ? &pace : NULL, fill, err);
+									  pacer ? &pace : NULL, fill, err);
 	if (prepared == NULL)
 		return err->errnum == EEXIST ? CREATE_PRESENT : CREATE_FAILED;
 	INSTR_TIME_SET_CURRENT(install_start);
@@ -297,12 +297,14 @@ count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 
 /*
  * Makes sure the `want` segments after the current insert segment exist (bounded by the
- * horizon). rate: NULL, or the consumption rate the fills are paced against (updated by
- * them). Fills *r: how many were created, how many are present, the bounded target, and
- * the first failure, which ends the round.
+ * horizon): the library's step (preallocator.h) chooses each job, PostgreSQL's view of the
+ * pool given: the insert segment, the target, the horizon, pg_wal's names. pacer: NULL, or
+ * the library's pacer the fills are paced against (fed by them). Fills *r: how many were
+ * created, how many are present, the bounded target, and the first failure, which ends the
+ * round.
  */
 void
-walseg_create_ahead(int want, WalsegCancel cancel, WalsegRate *rate, WalsegAhead *r)
+walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegAhead *r)
 {
 	XLogRecPtr	insert;
 	XLogSegNo	first;
@@ -323,12 +325,20 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegRate *rate, WalsegAhead
 	r->target = last > first ? (int) (last - first) : 0;
 	if (r->target > 0 && !walseg_resolve_method(cancel, &method, &r->err))
 		r->failed = true;
-	for (XLogSegNo segno = first + 1; segno <= last && !r->failed; segno++)
+	/* At most r->target jobs: a job found present or skipped is not chosen twice in a row. */
+	for (int jobs = 0; jobs < r->target && !r->failed; jobs++)
 	{
 		WalsegFill	fill;
-		TimestampTz start = GetCurrentTimestamp();
-		CreateOutcome outcome = create_one(tli, segno, method, cancel, rate, &fill, &r->err);
+		TimestampTz start;
+		CreateOutcome outcome;
+		uint64_t	segno;
 
+		if (!walseg_next_job(XLOGDIR, tli, wal_segment_size, first, r->target, last, &segno))
+			break;
+		start = GetCurrentTimestamp();
+		outcome = create_one(tli, segno, method, cancel, pacer, &fill, &r->err);
+		if (outcome == CREATE_SKIPPED)
+			break;				/* recovery began, or the position passed it: a new round decides */
 		if (outcome == CREATE_FAILED)
 			r->failed = true;
 		else if (outcome == CREATE_DONE)

@@ -82,7 +82,7 @@ typedef struct WalsegAhead
 	WalsegErr	err;
 } WalsegAhead;
 
-extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegRate *rate,
+extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer,
 								WalsegAhead *result);
 extern bool walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err);
 

@@ -48,6 +48,8 @@
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/latency_stats.h"
+#include "walseg/fill_pacer.h"
+#include "walseg/preallocator.h"
 #include "walseg/recycle_horizon.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
@@ -59,16 +61,6 @@ namespace walseg {
 /// chunks let a fill be paced and cancelled between them, and keep each one's time in the
 /// device queue, which a concurrent commit's flush may wait behind, short).
 inline constexpr std::uint64_t kBackgroundFillChunkBytes = 16 * 1024;
-
-/// The preallocator's pacing rule, shared with the PostgreSQL extension (contrib/walseg/
-/// fill_pacing.h): the chunk after `done` of `total` bytes (total > 0) is due at this share of
-/// the time until the segment is expected to be needed, counted from the fill's start. It
-/// starts at 10% (the job appears when the writer switches segments, and a first chunk at
-/// once would land in the device queue right when the first commit in the new segment is
-/// flushed) and ends by 60% (half the time, so a faster writer still finds it ready).
-constexpr double fill_due_share(std::uint64_t done, std::uint64_t total) {
-  return 0.1 + 0.5 * static_cast<double>(done < total ? done : total) / static_cast<double>(total);
-}
 
 /// A segment handed to the writer: complete, exactly segment_size bytes (or empty in append
 /// mode), under a durable final name.
@@ -204,9 +196,9 @@ class SegmentManager {
     SegNo segno;
   };
   void preallocator_loop();                      // the background thread (preallocator.cpp)
-  std::optional<Job> next_job_locked() const;    // what the pool should make next
-  void pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::uint64_t done, std::uint64_t total,
-            std::chrono::steady_clock::time_point started);
+  PoolView pool_view_locked() const;             // what the step sees of the pool
+  void observe_position_locked(SegNo segno);     // the writer moved into segno: the pacer's sample
+  FillHooks fill_hooks();                        // the pacer's position, the stop-aware wait
   CreateReport create(const Job& job, bool background, std::uint64_t chunk_bytes = kBackgroundFillChunkBytes);
   void record_created_locked(const Job& job, const CreateReport& r);
   void throw_stored_error_locked();
@@ -244,9 +236,7 @@ class SegmentManager {
   std::optional<Error> error_;
   bool stop_ = false;
   std::thread thread_;
-  // consumption rate, for pacing: smoothed seconds between next_segment calls
-  std::optional<std::chrono::steady_clock::time_point> last_switch_;
-  double switch_interval_s_ = 0;
+  FillPacer pacer_;  ///< fed at each next_segment; the background fills' pace
   DistanceEstimate distance_;
   std::optional<SegNo> last_retire_;
   // stats

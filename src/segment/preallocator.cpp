@@ -1,5 +1,7 @@
-// The segment manager's background preallocator: one loop, one hand-off (work_cv_/done_cv_),
-// a stop signal, the first error kept. Modelled on etcd's file_pipeline.
+// The preallocator's step (include/walseg/preallocator.h: job choice and paced fill, shared
+// with the PostgreSQL extension's worker) and the segment manager's background thread that
+// loops on it: one loop, one hand-off (work_cv_/done_cv_), a stop signal, the first error
+// kept. Modelled on etcd's file_pipeline.
 //
 // Why it paces: a background fill that writes 16 MiB as fast as it can and then fsyncs makes
 // every foreground fdatasync that lands meanwhile wait behind the fill's I/O (on ext4 the
@@ -24,45 +26,83 @@
 
 #include "walseg/io_priority.h"
 #include "walseg/log.h"
+#include "walseg/preallocator.h"
 #include "walseg/segment_manager.h"
 
 namespace walseg {
-namespace {
 
-/// Thrown from the progress callback to abandon a fill at shutdown; create_segment removes
-/// the temporary file on the way out.
-struct FillCancelled : Error {
-  FillCancelled() : Error(ECANCELED, "create", "", "segment creation cancelled at shutdown") {}
-};
+std::optional<SegNo> next_job(const PoolView& v) {
+  const SegNo last = std::min<SegNo>(v.position + static_cast<SegNo>(std::max(v.target, 0)), v.last_allowed);
+  for (SegNo s = v.position + 1; s <= last; ++s)
+    if (!v.present(s)) return s;
+  return std::nullopt;
+}
+
+PreparedSegment prepare_paced(Directory& dir, const std::string& name, Lsn target, std::uint64_t size_bytes,
+                              AllocOptions opts, std::span<const std::byte> stamp, const FillHooks& hooks) {
+  const auto started = std::chrono::steady_clock::now();
+  opts.on_progress = [&](std::uint64_t done, std::uint64_t total) {
+    for (;;) {
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double w = hooks.pacer().wait_s(elapsed, done, total, hooks.position(), target);
+      // A wait of 0 still asks the host, so that a stop is seen at every chunk.
+      if (!hooks.wait(w)) throw FillCancelled();
+      if (w <= 0) return;
+    }
+  };
+  return PreparedSegment::prepare(dir, name, size_bytes, opts, {}, stamp);
+}
+
+namespace {
 
 /// Never sleep longer than this between chunks, so a change of rate is noticed soon.
 constexpr auto kMaxPause = std::chrono::milliseconds(200);
 
-}  // namespace
-
-std::optional<SegmentManager::Job> SegmentManager::next_job_locked() const {
-  const SegNo max_segments = std::max<SegNo>(1, cfg_.max_size_bytes / cfg_.segment_size_bytes);
-  // Segments of other timelines (the old one after a switch) are on disk until retired too.
-  if (existing_.size() + others_.size() + in_progress_.size() >= max_segments) return std::nullopt;
-  for (SegNo s = position_ + 1; s <= position_ + static_cast<SegNo>(cfg_.prealloc_segments); ++s)
-    if (!existing_.count(s) && !in_progress_.count(s)) return Job{timeline_, s};
-  return std::nullopt;
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void SegmentManager::pace(std::unique_lock<std::mutex>& lk, SegNo segno, std::uint64_t done,
-                          std::uint64_t total, std::chrono::steady_clock::time_point started) {
-  using namespace std::chrono;
-  for (;;) {
-    if (stop_) throw FillCancelled();
-    // Without a consumption rate yet (start-up) there is nothing to pace against.
-    if (switch_interval_s_ <= 0 || segno <= position_) return;
-    double deadline_s = static_cast<double>(segno - position_) * switch_interval_s_;
-    double due_s = deadline_s * fill_due_share(done, total);
-    auto due = started + duration_cast<steady_clock::duration>(duration<double>(due_s));
-    auto now = steady_clock::now();
-    if (due <= now) return;
-    work_cv_.wait_for(lk, std::min<steady_clock::duration>(due - now, kMaxPause));
-  }
+}  // namespace
+
+PoolView SegmentManager::pool_view_locked() const {
+  PoolView v;
+  v.position = position_;
+  v.target = cfg_.prealloc_segments;
+  const SegNo max_segments = std::max<SegNo>(1, cfg_.max_size_bytes / cfg_.segment_size_bytes);
+  // walseg.max_size counts files: segments of other timelines (the old one after a switch)
+  // are on disk until retired too.
+  v.last_allowed = existing_.size() + others_.size() + in_progress_.size() >= max_segments ? position_ : ~SegNo{0};
+  v.present = [this](SegNo s) { return existing_.count(s) != 0 || in_progress_.count(s) != 0; };
+  return v;
+}
+
+void SegmentManager::observe_position_locked(SegNo segno) {
+  pacer_.observe(lsn_of_segment(segno, 0, cfg_.segment_size_bytes), now_s());
+}
+
+FillHooks SegmentManager::fill_hooks() {
+  FillHooks h;
+  // The writer's segment, as the manager knows it: its first byte (a switch is the only
+  // position the manager sees; the pacer's rate comes from switches too).
+  h.position = [this] {
+    std::lock_guard lk(mu_);
+    return lsn_of_segment(position_, 0, cfg_.segment_size_bytes);
+  };
+  h.pacer = [this] {
+    std::lock_guard lk(mu_);
+    return pacer_;
+  };
+  h.wait = [this](double seconds) {
+    std::unique_lock lk(mu_);
+    if (stop_) return false;
+    if (seconds > 0)
+      work_cv_.wait_for(lk, std::min<std::chrono::steady_clock::duration>(
+                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                    std::chrono::duration<double>(seconds)),
+                                kMaxPause));
+    return !stop_;
+  };
+  return h;
 }
 
 void SegmentManager::preallocator_loop() {
@@ -75,26 +115,27 @@ void SegmentManager::preallocator_loop() {
   }
   std::unique_lock lk(mu_);
   while (!stop_) {
-    std::optional<Job> job;
+    std::optional<SegNo> segno;
     // An error is kept until a public call has taken it; until then nothing new is tried.
-    work_cv_.wait(lk, [&] { return stop_ || (!error_ && (job = next_job_locked())); });
+    work_cv_.wait(lk, [&] { return stop_ || (!error_ && (segno = next_job(pool_view_locked()))); });
     if (stop_) break;
-    in_progress_.insert(job->segno);
+    const Job job{timeline_, *segno};
+    in_progress_.insert(job.segno);
     lk.unlock();
     std::optional<CreateReport> report;
     std::optional<Error> failure;
     try {
-      report = create(*job, true);
+      report = create(job, true);
     } catch (const Error& e) {
       failure = e;  // create_segment rethrows a cancellation as an annotated Error
     }
     lk.lock();
     if (report) {
-      record_created_locked(*job, *report);
+      record_created_locked(job, *report);
     } else {
-      in_progress_.erase(job->segno);
+      in_progress_.erase(job.segno);
       if (failure && !(stop_ && failure->errnum() == ECANCELED)) {
-        log(LogLevel::kLog, fmt::format("preallocation of segment {} failed: {}", job->segno, failure->what()));
+        log(LogLevel::kLog, fmt::format("preallocation of segment {} failed: {}", job.segno, failure->what()));
         error_ = *failure;
       }
     }

@@ -94,16 +94,12 @@ void SegmentManager::throw_stored_error_locked() {
 CreateReport SegmentManager::create(const Job& job, bool background, std::uint64_t chunk_bytes) {
   AllocOptions opts = alloc_;
   opts.write_chunk_bytes = chunk_bytes;
-  auto started = Clock::now();
-  if (background) {
-    opts.on_progress = [this, job, started](std::uint64_t done, std::uint64_t total) {
-      std::unique_lock lk(mu_);
-      pace(lk, job.segno, done, total, started);
-    };
-  }
   const auto stamp = stamp_for(job.timeline, job.segno);
-  return create_segment(dir_, segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes),
-                        cfg_.segment_size_bytes, opts, {}, stamp);
+  const std::string name = segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes);
+  if (!background) return create_segment(dir_, name, cfg_.segment_size_bytes, opts, {}, stamp);
+  return prepare_paced(dir_, name, lsn_of_segment(job.segno, 0, cfg_.segment_size_bytes), cfg_.segment_size_bytes,
+                       opts, stamp, fill_hooks())
+      .install(DirFsyncFailure::kRemoveNewName);
 }
 
 void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
@@ -126,11 +122,7 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   auto t0 = Clock::now();
   std::unique_lock lk(mu_);
   throw_stored_error_locked();
-  if (last_switch_) {
-    double s = std::chrono::duration<double>(t0 - *last_switch_).count();
-    switch_interval_s_ = switch_interval_s_ == 0 ? s : 0.7 * switch_interval_s_ + 0.3 * s;
-  }
-  last_switch_ = t0;
+  observe_position_locked(segno);
   position_ = std::max(position_, segno);
   work_cv_.notify_all();
   ReadySegment seg;
