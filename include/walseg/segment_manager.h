@@ -51,6 +51,7 @@
 #include "walseg/fill_pacer.h"
 #include "walseg/preallocator.h"
 #include "walseg/recycle_horizon.h"
+#include "walseg/segment_book.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_control.h"
@@ -169,7 +170,7 @@ class SegmentManager {
   /// The timeline new segments are named for.
   TimeLineId timeline() const {
     std::lock_guard lk(mu_);
-    return timeline_;
+    return book_.timeline();
   }
   ManagerStats stats() const;
   const ScanReport& scan_report() const { return scan_; }
@@ -204,7 +205,7 @@ class SegmentManager {
   void throw_stored_error_locked();
   void start_preallocator();
   void stop_preallocator();
-  std::size_t ready_ahead_locked() const;
+  std::size_t ready_ahead_locked() const { return book_.ready_after(position_); }
   bool remove_or_recycle(const SegmentName& old, SegNo horizon);
   // Opening (segment_open.cpp): the control file, then the books from the scan.
   void open_control(std::optional<TimeLineId> timeline);
@@ -227,12 +228,8 @@ class SegmentManager {
   mutable std::mutex mu_;
   std::condition_variable work_cv_;  ///< wakes the preallocator
   std::condition_variable done_cv_;  ///< a creation finished (or failed)
-  TimeLineId timeline_;
-  SegNo position_ = 0;                          ///< last segment handed out
-  std::map<SegNo, bool> existing_;              ///< complete segments of timeline_ (-> recycled)
-  std::set<SegNo> zeroed_;                      ///< of existing_, those ReadySegment::zeroed
-  std::set<SegmentName, bool (*)(const SegmentName&, const SegmentName&)> others_;  ///< other timelines
-  std::set<SegNo> in_progress_;                 ///< names being created or recycled into
+  SegNo position_ = 0;  ///< last segment handed out
+  SegmentBook book_;    ///< what exists and in which state (segment_book.h); its timeline is the manager's
   std::optional<Error> error_;
   bool stop_ = false;
   std::thread thread_;

@@ -71,8 +71,8 @@ PoolView SegmentManager::pool_view_locked() const {
   const SegNo max_segments = std::max<SegNo>(1, cfg_.max_size_bytes / cfg_.segment_size_bytes);
   // walseg.max_size counts files: segments of other timelines (the old one after a switch)
   // are on disk until retired too.
-  v.last_allowed = existing_.size() + others_.size() + in_progress_.size() >= max_segments ? position_ : ~SegNo{0};
-  v.present = [this](SegNo s) { return existing_.count(s) != 0 || in_progress_.count(s) != 0; };
+  v.last_allowed = book_.files() >= max_segments ? position_ : ~SegNo{0};
+  v.present = [this](SegNo s) { return book_.present(s); };
   return v;
 }
 
@@ -119,8 +119,8 @@ void SegmentManager::preallocator_loop() {
     // An error is kept until a public call has taken it; until then nothing new is tried.
     work_cv_.wait(lk, [&] { return stop_ || (!error_ && (segno = next_job(pool_view_locked()))); });
     if (stop_) break;
-    const Job job{timeline_, *segno};
-    in_progress_.insert(job.segno);
+    const Job job{book_.timeline(), *segno};
+    book_.begin(job.segno);
     lk.unlock();
     std::optional<CreateReport> report;
     std::optional<Error> failure;
@@ -133,7 +133,7 @@ void SegmentManager::preallocator_loop() {
     if (report) {
       record_created_locked(job, *report);
     } else {
-      in_progress_.erase(job.segno);
+      book_.end(job.segno);
       if (failure && !(stop_ && failure->errnum() == ECANCELED)) {
         log(LogLevel::kLog, fmt::format("preallocation of segment {} failed: {}", job.segno, failure->what()));
         error_ = *failure;

@@ -57,19 +57,15 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
                    static_cast<std::uint64_t>(st.st_size) == cfg_.segment_size_bytes;
   if (cfg_.recycle && full_size) {
     std::lock_guard lk(mu_);
-    tli = timeline_;
+    tli = book_.timeline();
     // Future names only: above the writer's position and never at or below a segment being
     // retired. Right after a restart the writer may not have reported its position yet
     // (position_ is then just below the lowest existing segment), and without the second
     // bound a victim would be "recycled" onto its own name (EEXIST) or another past name.
     // last_retire_ is this retire's first_needed (set under mu_ before the victims are done).
     const SegNo first_free = std::max(position_ + 1, last_retire_.value_or(0));
-    for (SegNo s = first_free; s <= horizon; ++s)
-      if (!existing_.count(s) && !in_progress_.count(s)) {
-        target = s;
-        in_progress_.insert(s);
-        break;
-      }
+    target = book_.free_name(first_free, horizon);
+    if (target) book_.begin(*target);
   }
   if (target) {
     auto t0 = Clock::now();
@@ -89,15 +85,13 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
         }
       }
       std::lock_guard lk(mu_);
-      in_progress_.erase(*target);
+      book_.end(*target);
       throw;
     }
     std::lock_guard lk(mu_);
-    in_progress_.erase(*target);
-    if (tli == timeline_) {
-      existing_[*target] = true;
-      zeroed_.erase(*target);
-    }
+    book_.end(*target);
+    // Under a timeline switched meanwhile the name is another timeline's: retired later.
+    book_.add(SegmentName{tli, *target}, SegmentBook::Entry{true, false});
     ++recycled_;
     recycle_.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     done_cv_.notify_all();
@@ -135,19 +129,7 @@ void SegmentManager::retire(SegNo first_needed, Lsn durable_lsn) {
     horizon = recycle_horizon(first_needed, cfg_.segment_size_bytes, cfg_.min_size_bytes,
                               cfg_.max_size_bytes, distance_.bytes());
     // Taken out of the books first, so the pool never hands out a segment being retired.
-    for (auto it = existing_.begin(); it != existing_.end() && it->first < first_needed;) {
-      victims.push_back(SegmentName{timeline_, it->first});
-      zeroed_.erase(it->first);
-      it = existing_.erase(it);
-    }
-    for (auto it = others_.begin(); it != others_.end();) {
-      if (it->segno < first_needed) {
-        victims.push_back(*it);
-        it = others_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    victims = book_.take_below(first_needed);
   }
   bool need_dir_fsync = false;
   std::size_t done = 0;
@@ -157,10 +139,7 @@ void SegmentManager::retire(SegNo first_needed, Lsn durable_lsn) {
   } catch (...) {
     // Put back what was not dealt with, so a later retire tries again.
     std::lock_guard lk(mu_);
-    for (std::size_t i = done; i < victims.size(); ++i) {
-      if (victims[i].timeline == timeline_) existing_.emplace(victims[i].segno, false);
-      else others_.insert(victims[i]);
-    }
+    book_.put_back(std::vector<SegmentName>(victims.begin() + static_cast<std::ptrdiff_t>(done), victims.end()));
     throw;
   }
   // Removals may have made room under walseg.max_size: wake the preallocator now rather than

@@ -17,10 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-bool name_less(const SegmentName& a, const SegmentName& b) {
-  return a.timeline != b.timeline ? a.timeline < b.timeline : a.segno < b.segno;
-}
-
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
 // Copy-on-write filesystems make both preallocation and recycling pointless or harmful: say so
@@ -49,14 +45,13 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
     : cfg_(opts.config),
       background_(opts.background),
       dir_(Directory::open(dir, true)),
-      lock_(DirLock::acquire(dir_)),
-      others_(name_less) {
+      lock_(DirLock::acquire(dir_)) {
   check_segment_size(cfg_.segment_size_bytes);
   // The control file first: everything after it may write into the directory (auto's probe
   // among them), and nothing may be written into a directory whose WAL the settings
   // contradict. check_scan() settles its append-mode flag once auto has chosen.
   open_control(opts.timeline);
-  timeline_ = control_.timeline;
+  book_ = SegmentBook(control_.timeline);
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
@@ -103,13 +98,8 @@ CreateReport SegmentManager::create(const Job& job, bool background, std::uint64
 }
 
 void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
-  in_progress_.erase(job.segno);
-  if (job.timeline == timeline_) {
-    existing_[job.segno] = false;
-    if (makes_full_size_segments(r.alloc.used)) zeroed_.insert(job.segno);
-  } else {
-    others_.insert(SegmentName{job.timeline, job.segno});
-  }
+  book_.end(job.segno);
+  book_.add(SegmentName{job.timeline, job.segno}, SegmentBook::Entry{false, makes_full_size_segments(r.alloc.used)});
   ++created_by_method_[std::string(to_string(r.alloc.used))];
   create_.add(static_cast<double>(r.times.total_us));
   fill_.add(static_cast<double>(r.times.fill_us));
@@ -126,20 +116,20 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   position_ = std::max(position_, segno);
   work_cv_.notify_all();
   ReadySegment seg;
-  seg.timeline = timeline_;
+  seg.timeline = book_.timeline();
   seg.segno = segno;
-  seg.name = segment_file_name(timeline_, segno, cfg_.segment_size_bytes);
+  seg.name = segment_file_name(seg.timeline, segno, cfg_.segment_size_bytes);
   seg.path = dir_.path_of(seg.name);
   // The preallocator is making it right now: waiting for it is still a stall.
   bool waited = false;
-  while (in_progress_.count(segno) && !error_) {
+  while (book_.busy(segno) && !error_) {
     waited = true;
     done_cv_.wait(lk);
   }
   throw_stored_error_locked();
-  if (auto it = existing_.find(segno); it != existing_.end()) {
-    seg.recycled = it->second;
-    seg.zeroed = zeroed_.erase(segno) != 0;  // handed out: from now on it holds WAL
+  if (auto e = book_.take(segno)) {  // handed out: from now on it holds WAL
+    seg.recycled = e->recycled;
+    seg.zeroed = e->zeroed;
     seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
     if (waited) {
       seg.stalled = true;
@@ -148,22 +138,22 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
     }
     return seg;
   }
-  Job job{timeline_, segno};
-  in_progress_.insert(segno);
+  Job job{seg.timeline, segno};
+  book_.begin(segno);
   lk.unlock();
   CreateReport r;
   try {
     r = create(job, false);
   } catch (...) {
     lk.lock();
-    in_progress_.erase(segno);
+    book_.end(segno);
     done_cv_.notify_all();
     throw;
   }
   lk.lock();
   record_created_locked(job, r);
   done_cv_.notify_all();
-  seg.zeroed = zeroed_.erase(segno) != 0;
+  seg.zeroed = book_.take(segno).value_or(SegmentBook::Entry{}).zeroed;
   seg.stalled = true;
   seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
   ++stalls_;
@@ -176,11 +166,11 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
   {
     std::lock_guard lk(mu_);
     throw_stored_error_locked();
-    if ((tli == timeline_ && (existing_.count(segno) || in_progress_.count(segno))))
+    if (tli == book_.timeline() && book_.present(segno))
       throw make_error(EEXIST, "create", dir_.path_of(segment_file_name(tli, segno, cfg_.segment_size_bytes)),
                        fmt::format("segment \"{}\" already exists; nothing is replaced",
                                    dir_.path_of(segment_file_name(tli, segno, cfg_.segment_size_bytes))));
-    if (tli == timeline_) in_progress_.insert(segno);
+    if (tli == book_.timeline()) book_.begin(segno);
   }
   CreateReport r;
   try {
@@ -188,7 +178,7 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
     r = create(job, false, AllocOptions{}.write_chunk_bytes);
   } catch (...) {
     std::lock_guard lk(mu_);
-    if (tli == timeline_) in_progress_.erase(segno);
+    if (tli == book_.timeline()) book_.end(segno);
     throw;
   }
   std::lock_guard lk(mu_);
@@ -199,21 +189,16 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
 
 std::optional<ReadySegment> SegmentManager::peek_ready(SegNo segno) const {
   std::lock_guard lk(mu_);
-  auto it = existing_.find(segno);
-  if (it == existing_.end() || in_progress_.count(segno)) return std::nullopt;
+  const auto e = book_.peek(segno);
+  if (!e) return std::nullopt;
   ReadySegment seg;
-  seg.timeline = timeline_;
+  seg.timeline = book_.timeline();
   seg.segno = segno;
-  seg.name = segment_file_name(timeline_, segno, cfg_.segment_size_bytes);
+  seg.name = segment_file_name(seg.timeline, segno, cfg_.segment_size_bytes);
   seg.path = dir_.path_of(seg.name);
-  seg.recycled = it->second;
-  seg.zeroed = zeroed_.count(segno) != 0;
+  seg.recycled = e->recycled;
+  seg.zeroed = e->zeroed;
   return seg;
-}
-
-std::size_t SegmentManager::ready_ahead_locked() const {
-  return static_cast<std::size_t>(std::count_if(existing_.begin(), existing_.end(),
-                                                [&](const auto& e) { return e.first > position_; }));
 }
 
 std::size_t SegmentManager::wait_ready(std::size_t n, std::chrono::milliseconds timeout) {
@@ -229,21 +214,8 @@ void SegmentManager::throw_if_failed() {
 
 void SegmentManager::set_timeline(TimeLineId tli) {
   std::lock_guard lk(mu_);
-  if (tli == timeline_) return;
-  // Segments named for the old timeline are never written again; they become retire
-  // candidates like any old segment, so recycling renames them onto the new timeline.
-  for (const auto& [segno, recycled] : existing_) others_.insert(SegmentName{timeline_, segno});
-  existing_.clear();
-  zeroed_.clear();
-  for (auto it = others_.begin(); it != others_.end();) {
-    if (it->timeline == tli) {
-      existing_.emplace(it->segno, false);
-      it = others_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  timeline_ = tli;
+  if (tli == book_.timeline()) return;
+  book_.switch_to(tli);
   work_cv_.notify_all();
 }
 

@@ -115,10 +115,7 @@ void SegmentManager::check_scan() {
 }
 
 void SegmentManager::fill_books() {
-  auto add = [&](const ScannedSegment& s) {
-    if (s.name.timeline == timeline_) existing_.emplace(s.name.segno, false);
-    else others_.insert(s.name);
-  };
+  auto add = [&](const ScannedSegment& s) { book_.add(s.name); };
   for (const ScannedSegment& s : scan_.segments) add(s);
   // Short ones left after check_scan are below the oldest needed segment: retire removes them.
   for (const ScannedSegment& s : scan_.short_segments) add(s);

@@ -20,7 +20,7 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   TimeLineId old_tli;
   {
     std::lock_guard lk(mu_);
-    old_tli = timeline_;
+    old_tli = book_.timeline();
   }
   if (new_tli == old_tli)
     throw make_error(EINVAL, "switch timeline", dir_.path(),
@@ -56,7 +56,7 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   };
   {
     std::lock_guard lk(mu_);
-    in_progress_.insert(segno);
+    book_.begin(segno);
   }
   CreateReport rep;
   try {
@@ -67,13 +67,13 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
                          valid == 0 ? std::span<const std::byte>(stamp) : std::span<const std::byte>());
   } catch (...) {
     std::lock_guard lk(mu_);
-    in_progress_.erase(segno);
+    book_.end(segno);
     throw;
   }
   {
     std::lock_guard lk(mu_);
-    in_progress_.erase(segno);
-    others_.insert(SegmentName{new_tli, segno});
+    book_.end(segno);
+    book_.add(SegmentName{new_tli, segno});  // another timeline's, until set_timeline below
   }
   {
     // From here on, recovery reads the new timeline, from the copied segment on.
