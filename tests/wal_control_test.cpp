@@ -113,6 +113,10 @@ BOOST_AUTO_TEST_CASE(every_kind_of_damage_is_refused_with_its_reason) {
   BOOST_TEST(why_not(with(kControlBlockSizeOffset, 1000)).find("invalid block size") != std::string::npos);
   BOOST_TEST(why_not(with(kControlTimelineOffset, 0)).find("invalid timeline 0") != std::string::npos);
   BOOST_TEST(why_not(with(kControlOldestLsnOffset, 12345)).find("not the start of a segment") != std::string::npos);
+  // The padding after the CRC is zeros, and damage there is refused too.
+  auto padded = encoded(c);
+  padded[300] = std::byte{1};
+  BOOST_TEST(why_not(padded).find("byte 300 after the checksum is not zero") != std::string::npos);
   std::string why;
   BOOST_TEST(!decode_control(std::span(b.data(), 40), &why).has_value());
   BOOST_TEST(why.find("40 bytes") != std::string::npos);

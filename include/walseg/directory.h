@@ -32,6 +32,11 @@ class Directory {
   /// (ELOOP for a link, ENOTDIR for anything that is not a directory).
   static Directory open_child(const Directory& parent, const std::string& name);
 
+  /// A second descriptor of this same directory (fcntl F_DUPFD_CLOEXEC), for a reader that
+  /// must read the directory a writer locked even if its path now names another one. Throws
+  /// Error("open").
+  Directory duplicate() const;
+
   /// path() + "/" + name.
   std::string path_of(const std::string& name) const;
 

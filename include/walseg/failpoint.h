@@ -18,6 +18,8 @@
 //   EIO | ENOSPC | ... (an errno name)   fail with that errno
 //   short:N                              transfer at most N bytes (write-like calls)
 //   crash                                _exit(86) on the spot, as a kill -9 would leave things
+// or, from code only, a call (Spec::call): a test's action run at that point (RocksDB's
+// SyncPoint), e.g. renaming a directory between two steps of an open; the call then proceeds.
 // optionally followed by @N (first affected call, 1-based, default 1) and *K (number of
 // affected calls, default 1; *0 means every call from the Nth on).
 //
@@ -26,13 +28,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace walseg::failpoint {
 
-enum class Kind { kErrno, kShort, kCrash };
+enum class Kind { kErrno, kShort, kCrash, kCall };
 
 struct Spec {
   Kind kind = Kind::kErrno;
@@ -40,6 +43,7 @@ struct Spec {
   std::uint64_t short_bytes = 0; ///< for kShort: at most this many bytes are transferred
   std::uint64_t nth = 1;         ///< first affected call, counting from 1 since arming
   std::uint64_t times = 1;       ///< affected calls; 0 = unbounded
+  std::function<void()> call;    ///< for kCall: run outside any lock, then hit() returns nullopt
 };
 
 /// Exit status of a process stopped by a `crash` failpoint.
@@ -58,7 +62,8 @@ void arm_from_string(std::string_view text);
 void arm_from_environment();
 
 /// Called by io wrappers: counts a call of `name` and returns the spec to apply to it, if any.
-/// A kCrash spec never returns: the process exits with kCrashExitStatus.
+/// A kCrash spec never returns: the process exits with kCrashExitStatus. A kCall spec runs its
+/// call and returns nullopt.
 std::optional<Spec> hit(std::string_view name);
 
 /// Number of calls of `name` seen since it was armed (0 if never armed).

@@ -3,8 +3,11 @@
 //
 // Opening runs, in order: SegmentManager (lock, walseg.control, the checks that refuse a WAL
 // the settings or foreign files contradict, scan, preallocator), find_end_of_wal from the
-// control file's oldest LSN with its sizes and system identifier (reader_options_for), then a
-// WalWriter resuming where recovery found the end of WAL: after the last valid record, or at
+// control file's oldest LSN with its sizes and system identifier (reader_options_for), through
+// the locked directory's descriptor; then, after a crash, the WAL past the control file's
+// durable LSN is rewritten and fdatasynced and the control file records it as durable (what
+// recovery read may have come from the page cache only: a killed writer's, or one whose
+// fdatasync failed); then a WalWriter resuming where recovery found the end of WAL: after the last valid record, or at
 // the oldest LSN (after a leading continuation) when no record is left there, so LSNs never
 // go back. A new directory gets its control file, with a new system identifier, from the
 // manager; its WAL starts at wal_start_lsn(), the first byte of segment 1.

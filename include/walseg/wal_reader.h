@@ -42,6 +42,7 @@
 #include <span>
 #include <string>
 
+#include "walseg/directory.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_control.h"
 #include "walseg/wal_format.h"
@@ -107,6 +108,9 @@ class WalReader {
   /// learnt (no segment, or its first page has no valid long header) (EINVAL); a size given
   /// or learnt is invalid (EINVAL).
   static WalReader open(const std::string& dir_path, const WalReaderOptions& options = {});
+  /// The same through an open directory (a descriptor of its own is kept): what a writer that
+  /// holds the directory's lock reads, even if its path names another directory by then.
+  static WalReader open(const Directory& dir, const WalReaderOptions& options = {});
 
   WalReader(WalReader&&) noexcept;
   WalReader& operator=(WalReader&&) noexcept;
@@ -169,6 +173,9 @@ struct RecoveryResult {
 /// returns where it ends. With no segment file of the timeline and sizes given, returns zero
 /// records, end_lsn 0 and a reason saying so. Throws like WalReader::open and next.
 RecoveryResult find_end_of_wal(const std::string& dir_path, const WalReaderOptions& options = {},
+                               std::optional<Lsn> from = std::nullopt);
+/// The same through an open directory (WalReader::open(const Directory&)).
+RecoveryResult find_end_of_wal(const Directory& dir, const WalReaderOptions& options = {},
                                std::optional<Lsn> from = std::nullopt);
 
 /// "reason (file "PATH", offset N)" plus the evidence for corruption: one line for logs.

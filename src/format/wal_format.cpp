@@ -163,6 +163,10 @@ std::optional<WalControl> decode_control(std::span<const std::byte> in, std::str
   // The CRC first: a version or flag read from damaged bytes would mislead the message.
   if (load_le32(in.data() + kControlCrcOffset) != crc32c(in.first(kControlCrcOffset)))
     return fail("incorrect checksum (CRC-32C mismatch)");
+  // The padding is outside the CRC, and walseg writes zeros there: anything else is damage
+  // the CRC cannot see (or a later version's field this one would ignore).
+  for (std::size_t i = kControlCrcOffset + 4; i < in.size(); ++i)
+    if (in[i] != std::byte{0}) return fail(fmt::format("byte {} after the checksum is not zero", i));
   if (const std::uint32_t v = load_le32(in.data() + 4); v != kControlVersion)
     return fail(fmt::format("unsupported version {} (this walseg reads version {})", v, kControlVersion));
   WalControl c;

@@ -82,6 +82,14 @@ Directory Directory::open_child(const Directory& parent, const std::string& name
   return d;
 }
 
+Directory Directory::duplicate() const {
+  int fd = ::fcntl(fd_.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw dir_error(errno, "open", path());
+  Directory d;
+  d.fd_ = OwnedFd(fd, path());
+  return d;
+}
+
 std::string Directory::path_of(const std::string& name) const { return path() + "/" + name; }
 
 bool Directory::remove_empty_dir(const std::string& name) {

@@ -131,6 +131,10 @@ std::optional<Spec> hit(std::string_view name) {
     if (in_range) result = a.spec;
   }
   if (result && result->kind == Kind::kCrash) _exit(kCrashExitStatus);
+  if (result && result->kind == Kind::kCall) {
+    if (result->call) result->call();
+    return std::nullopt;
+  }
   return result;
 }
 

@@ -91,14 +91,19 @@ struct Scanner {
       if (errno == ENOENT) return;  // removed under us; nothing to classify
       throw file_error(errno, "stat", dir.path_of(name));
     }
-    if (name == kControlTempFileName && S_ISREG(st.st_mode)) return remove_temp(name);
+    // A leftover is walseg's by its name only if nobody linked to it: another hard link makes
+    // it someone's file too.
+    const bool own_plain_file = S_ISREG(st.st_mode) && st.st_nlink == 1;
+    if (name == kControlTempFileName && own_plain_file) return remove_temp(name);
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
-    if (info.kind == WalFileKind::kTempFile && S_ISREG(st.st_mode)) return remove_temp(name);
+    if (info.kind == WalFileKind::kTempFile && own_plain_file) return remove_temp(name);
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
     // A name that would be a segment's under another segment size is still not to be touched.
     if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
       return foreign(name, std::nullopt, "its segment number is out of range for this WAL's segment size");
-    const std::string what = S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
+    const std::string what = !S_ISREG(st.st_mode) ? "not a regular file"
+                             : st.st_nlink != 1   ? fmt::format("{} with other hard links", to_string(info.kind))
+                                                  : std::string(to_string(info.kind));
     report.left_alone.push_back(fmt::format("{} ({})", name, what));
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));
   }

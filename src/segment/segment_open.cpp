@@ -2,6 +2,7 @@
 // settings or foreign files contradict, and the books from the scan
 // (include/walseg/segment_manager.h).
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -72,6 +73,10 @@ void SegmentManager::open_control(std::optional<TimeLineId> timeline) {
   c.oldest_lsn = lsn_of_segment(1, 0, cfg_.segment_size_bytes);
   write_control(dir_, c);
   control_ = c;
+  // The directory itself may be new, its name not yet durable: made by the user, or by an
+  // earlier run killed before it synced the parent. Everything acknowledged in it would go
+  // with the name at a power cut.
+  Directory::open_child(dir_, "..").fsync();
   log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(c)));
 }
 
@@ -148,7 +153,16 @@ void SegmentManager::mark_durable(Lsn durable_lsn) {
 std::uint32_t SegmentManager::next_epoch(std::uint32_t at_least) {
   std::lock_guard ck(control_mu_);
   WalControl next = control_;
-  next.epoch = std::max(next.epoch, at_least) + 1;
+  const std::uint32_t last = std::max(next.epoch, at_least);
+  // Records of a later writer must carry a larger epoch (wal_reader.h): a wrapped one would
+  // make its records look older than what they follow, and recovery would end before them.
+  if (last == std::numeric_limits<std::uint32_t>::max())
+    throw make_error(EOVERFLOW, "open WAL directory", dir_.path(),
+                     fmt::format("cannot start a writer on the WAL in \"{}\": its writer epoch is {}, the "
+                                 "last there is ({} says so, or its last record does); {} is damaged or was "
+                                 "made by hand: restore it from a backup of the directory",
+                                 dir_.path(), last, kControlFileName, kControlFileName));
+  next.epoch = last + 1;
   update_control_locked(next);
   return next.epoch;
 }

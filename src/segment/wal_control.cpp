@@ -62,7 +62,16 @@ void write_control(Directory& dir, const WalControl& c) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
   // The temporary name is fixed: only the DirLock holder writes, and a leftover of a crash is
-  // ours by that name.
+  // ours by that name, if it is a plain file of its own (not a link, not another's hard link).
+  struct stat st{};
+  if (::fstatat(dir.fd(), kControlTempFileName, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      (!S_ISREG(st.st_mode) || st.st_nlink != 1))
+    throw make_error(EEXIST, "create", dir.path_of(kControlTempFileName),
+                     fmt::format("cannot replace {} in \"{}\": \"{}\" is in the way and is not a leftover of "
+                                 "walseg's ({}); walseg writes the new control file under that name. Move it "
+                                 "out of the directory",
+                                 kControlFileName, dir.path(), dir.path_of(kControlTempFileName),
+                                 S_ISREG(st.st_mode) ? "it has other hard links" : "it is not a regular file"));
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
   try {

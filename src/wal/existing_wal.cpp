@@ -1,4 +1,4 @@
-// clear_unfinished_record (existing_wal.h).
+// clear_unfinished_record and make_recovered_wal_durable (existing_wal.h).
 #include "existing_wal.h"
 
 #include <fcntl.h>
@@ -49,6 +49,39 @@ std::uint64_t clear_unfinished_record(const Directory& dir, const WalControl& c,
     page = last + bs;
   }
   return cleared;
+}
+
+std::uint64_t make_recovered_wal_durable(const Directory& dir, const WalControl& c, Lsn from, Lsn end) {
+  const std::uint64_t bs = c.block_size_bytes, seg = c.segment_size_bytes;
+  constexpr std::uint64_t kChunkBytes = 1 << 20;
+  std::vector<std::byte> buf;
+  std::uint64_t rewritten = 0;
+  // Whole pages: the one holding `end` too, since its bytes before `end` are records.
+  for (Lsn pos = from - from % bs; pos < end;) {
+    const SegNo segno = segno_of_lsn(pos, seg);
+    const Lsn seg_end = std::min(end + (bs - end % bs) % bs, (segno + 1) * seg);
+    File f;
+    try {
+      f = File::open_at(dir, segment_file_name(c.timeline, segno, seg), O_RDWR | O_NOFOLLOW | O_NONBLOCK);
+    } catch (const Error& e) {
+      if (e.errnum() != ENOENT) throw;  // recovery found the WAL ending at its start
+    }
+    if (f.is_open()) {
+      for (Lsn at = pos; at < seg_end;) {
+        const std::size_t n = static_cast<std::size_t>(std::min(kChunkBytes, seg_end - at));
+        buf.resize(n);
+        const std::size_t got = f.pread(buf.data(), n, segment_offset(at, seg));
+        if (got == 0) break;  // an append-mode segment ends here
+        f.pwrite_all(buf.data(), got, segment_offset(at, seg));
+        rewritten += got;
+        at += got;
+      }
+      f.fdatasync();
+      f.close();
+    }
+    pos = seg_end;
+  }
+  return rewritten;
 }
 
 }  // namespace walseg

@@ -19,8 +19,8 @@
 
 namespace walseg::wal_detail {
 
-PageSource::PageSource(std::string dir_path, Geometry geometry)
-    : dir_path_(std::move(dir_path)), dir_(Directory::open(dir_path_)), g_(geometry) {}
+PageSource::PageSource(Directory dir, Geometry geometry)
+    : dir_path_(dir.path()), dir_(std::move(dir)), g_(geometry) {}
 
 std::string PageSource::segment_path(SegNo segno) const {
   return dir_path_ + "/" + segment_file_name(g_.timeline, segno, g_.segment_size_bytes);

@@ -49,7 +49,8 @@ struct PageResult {
 
 class PageSource {
  public:
-  PageSource(std::string dir_path, Geometry geometry);
+  /// Reads the segments of `dir` (its own descriptor: the one the caller opened or locked).
+  PageSource(Directory dir, Geometry geometry);
 
   /// Reads the page starting at page_lsn (a page boundary) and validates its header. On kOk,
   /// page() holds block_size_bytes bytes and header() the decoded header. Throws walseg::Error
@@ -65,6 +66,7 @@ class PageSource {
   const std::byte* page() const { return page_.data(); }
   const PageHeader& header() const { return header_; }
   const Geometry& geometry() const { return g_; }
+  const Directory& directory() const { return dir_; }
   std::string segment_path(SegNo segno) const;
   std::string path_of(Lsn lsn) const;
   std::uint64_t file_offset(Lsn lsn) const { return lsn % g_.segment_size_bytes; }

@@ -5,6 +5,7 @@
 
 #include "existing_wal.h"
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 #include "walseg/log.h"
 
 namespace walseg {
@@ -19,7 +20,9 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   w->manager_ = std::make_unique<SegmentManager>(dir, mo);
   const WalControl control = w->manager_->control();
   w->system_id_ = control.system_id;
-  w->recovery_ = find_end_of_wal(dir, reader_options_for(control));
+  failpoint::hit("wal.before_recovery");
+  // Through the locked directory's descriptor: the directory at that path now may be another.
+  w->recovery_ = find_end_of_wal(w->manager_->directory(), reader_options_for(control));
   // The reader starts at the control file's oldest LSN, so the end it finds is never below
   // it: even with every record start retired (truncate_before at the end of the WAL) or no
   // segment left there, the writer continues at or after LSNs it already handed out.
@@ -46,6 +49,15 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
       log(LogLevel::kLog, fmt::format("WAL in \"{}\": zeroed {} pages of an unfinished record after {} "
                                       "(written before a crash, never flushed)",
                                       dir, n, format_lsn(w->recovery_.end_lsn)));
+  }
+  // Nothing after the durable point is known to be on disk (existing_wal.h): before a record
+  // is acknowledged after it, it is, and the control file says so.
+  if (const Lsn from = std::max(control.durable_lsn, control.oldest_lsn); w->recovery_.end_lsn > from) {
+    std::uint64_t n = make_recovered_wal_durable(w->manager_->directory(), control, from, w->recovery_.end_lsn);
+    w->manager_->mark_durable(w->recovery_.end_lsn);
+    log(LogLevel::kLog, fmt::format("WAL in \"{}\": made the {} bytes from {} to {} durable (written before a "
+                                    "crash, never known to be synced)",
+                                    dir, n, format_lsn(from), format_lsn(w->recovery_.end_lsn)));
   }
   w->writer_ = std::make_unique<WalWriter>(*w->manager_, wo);
   return w;

@@ -40,8 +40,9 @@ std::optional<SegNo> lowest_segment(const std::vector<Directory::Entry>& entries
 // Fills the sizes missing from `g` from the long header of the lowest-named segment file of
 // the timeline. Names sort like (timeline, segment number) for every segment size, so the
 // first name that parses with the most permissive size is the lowest.
-void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& entries,
+void learn_sizes(const Directory& d, const std::vector<Directory::Entry>& entries,
                  Geometry* g) {
+  const std::string& dir = d.path();
   std::string first;
   for (const auto& e : entries) {
     const auto name = parse_segment_file_name(e.name, kMinSegmentSizeBytes);
@@ -55,8 +56,8 @@ void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& en
                      fmt::format("cannot learn the WAL segment size of directory \"{}\": it has "
                                  "no segment file of timeline {}",
                                  dir, g->timeline));
-  const std::string path = dir + "/" + first;
-  File f = File::open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  const std::string path = d.path_of(first);
+  File f = File::open_at(d, first, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   std::byte hdr[kLongPageHeaderBytes] = {};
   const std::size_t n = f.pread(hdr, sizeof hdr, 0);
   const PageHeader h = decode_page_header(hdr);
@@ -72,8 +73,8 @@ void learn_sizes(const std::string& dir, const std::vector<Directory::Entry>& en
 }  // namespace
 
 struct WalReader::Impl {
-  Impl(std::string dir, const Geometry& g, std::optional<SegNo> lowest, const WalReaderOptions& o)
-      : dir_path(std::move(dir)), pages(dir_path, g), reporter(o.reporter), lowest_segno(lowest),
+  Impl(const Directory& dir, const Geometry& g, std::optional<SegNo> lowest, const WalReaderOptions& o)
+      : dir_path(dir.path()), pages(dir.duplicate(), g), reporter(o.reporter), lowest_segno(lowest),
         durable_lsn(o.durable_lsn) {}
 
   std::uint32_t blk() const { return pages.geometry().block_size_bytes; }
@@ -139,7 +140,7 @@ std::string WalReader::Impl::later_wal(const ReadFailure& f) {
 // (removed or moved by hand), however far ahead it lies.
 std::string WalReader::Impl::wal_after_missing_segment(const ReadFailure& f) {
   const SegNo missing = segno_of_lsn(f.detected_page, seg());
-  for (const auto& e : Directory::open(dir_path).list()) {
+  for (const auto& e : pages.directory().list()) {
     const auto name = parse_segment_file_name(e.name, seg());
     if (!e.is_regular || !name || name->timeline != pages.geometry().timeline || name->segno <= missing) continue;
     if (pages.probe(lsn_of_segment(name->segno, 0, seg())).ok())
@@ -195,14 +196,18 @@ bool WalReader::Impl::from_earlier_life(const DecodedRecord& d) {
 }
 
 WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& options) {
-  const Directory dir = Directory::open(dir_path);
+  return open(Directory::open(dir_path), options);
+}
+
+WalReader WalReader::open(const Directory& dir, const WalReaderOptions& options) {
+  const std::string& dir_path = dir.path();
   const auto entries = dir.list();
   Geometry g;
   g.timeline = options.timeline;
   g.system_id = options.system_id;
   g.segment_size_bytes = options.segment_size_bytes.value_or(0);
   g.block_size_bytes = options.block_size_bytes.value_or(0);
-  if (g.segment_size_bytes == 0 || g.block_size_bytes == 0) learn_sizes(dir_path, entries, &g);
+  if (g.segment_size_bytes == 0 || g.block_size_bytes == 0) learn_sizes(dir, entries, &g);
   check_segment_size(g.segment_size_bytes);
   if (!is_valid_wal_block_size(g.block_size_bytes) || g.block_size_bytes > g.segment_size_bytes)
     throw make_error(EINVAL, kOp, dir_path,
@@ -212,13 +217,13 @@ WalReader WalReader::open(const std::string& dir_path, const WalReaderOptions& o
     if (*options.start_lsn % g.block_size_bytes != 0)
       throw make_error(EINVAL, kOp, dir_path,
                        fmt::format("WAL start {} is not a page boundary", format_lsn(*options.start_lsn)));
-    WalReader reader(std::make_unique<Impl>(dir_path, g, segno_of_lsn(*options.start_lsn, g.segment_size_bytes),
+    WalReader reader(std::make_unique<Impl>(dir, g, segno_of_lsn(*options.start_lsn, g.segment_size_bytes),
                                             options));
     reader.seek(*options.start_lsn);
     return reader;
   }
   const auto lowest = lowest_segment(entries, g.timeline, g.segment_size_bytes);
-  WalReader reader(std::make_unique<Impl>(dir_path, g, lowest, options));
+  WalReader reader(std::make_unique<Impl>(dir, g, lowest, options));
   if (lowest) reader.seek(lsn_of_segment(*lowest, 0, g.segment_size_bytes));
   return reader;
 }
@@ -331,7 +336,11 @@ std::string describe(const WalStop& stop) {
 
 RecoveryResult find_end_of_wal(const std::string& dir_path, const WalReaderOptions& options,
                                std::optional<Lsn> from) {
-  WalReader reader = WalReader::open(dir_path, options);
+  return find_end_of_wal(Directory::open(dir_path), options, from);
+}
+
+RecoveryResult find_end_of_wal(const Directory& dir, const WalReaderOptions& options, std::optional<Lsn> from) {
+  WalReader reader = WalReader::open(dir, options);
   if (from) reader.seek(*from);
   RecoveryResult result;
   WalRecord record;
