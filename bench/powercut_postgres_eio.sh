@@ -29,11 +29,16 @@ pg_eio_case() {
   lazyfs_ctl "$PG_SOCK" fail-fsync 1 any 'xlogtemp.*.*' >/dev/null || { finding "EIO case: could not arm fail-fsync"; return 1; }
   # Switch segments until the preallocator has one to make (the future segments present
   # may be PostgreSQL's recycled ones); a checkpoint after each switch keeps the horizon
-  # ahead and, at the start of a segment, makes PostgreSQL preallocate nothing itself.
-  E_SUM0=$((f0 + c0)) E_C0=$c0
+  # ahead and, at the start of a segment, makes PostgreSQL preallocate nothing itself. The
+  # next switch waits until the preallocator failed or settled: switching on while its
+  # (paced) fill runs would make PostgreSQL create the segment itself, as it must when one
+  # is missing, and then that name is PostgreSQL's, not the attempt's.
+  E_F0=$f0 E_C0=$c0
   for ((i = 1; i <= 24; i++)); do
     pg_psql -c "INSERT INTO t VALUES (-$i, 'eio')" -c "SELECT pg_switch_wal()" -c "CHECKPOINT" >/dev/null
-    pg_wait pg_eio_reacted 1 && break
+    sleep 0.3  # its statistics are those of its last finished round: let it see the switch
+    pg_wait pg_eio_reacted 20
+    [[ $(pg_status "failures > $f0") == t ]] && break
   done
   t0=$SECONDS
   if [[ $(pg_status "failures > $f0") != t ]]; then
@@ -75,7 +80,7 @@ pg_eio_case() {
     pg_keep_state "$FINDINGS"
   fi
 }
-pg_eio_reacted() { (($(pg_status "failures + segments_created") > E_SUM0)); }
+pg_eio_reacted() { (($(pg_status failures) > E_F0)) || pg_settled; }
 pg_eio_retried() {
   [[ $(pg_status "segments_created > $E_C0 AND segments_ahead >= target_ahead") == t && -e $PG_WAL/$E_EXPECT ]]
 }
