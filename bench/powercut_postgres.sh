@@ -257,7 +257,7 @@ pg_round() {
     "$C_ACKED" "$ckpts" "$made" "$R_DUMPED"
   if ((C_LOST || C_STALE || C_TORN)); then
     finding "$label: $C_LOST lost, $C_STALE stale, $C_TORN torn; again: bench/powercut.sh --target postgres" \
-      "--pg-segsize $PG_SEG_MB --seed $SEED --rounds $ROUNDS --tear $TEAR --pg-min-ms $PG_MIN_MS --pg-max-ms $PG_MAX_MS" \
+      "--pg-segsize $PG_SEGSIZES --seed $SEED --rounds $ROUNDS --tear $TEAR --pg-min-ms $PG_MIN_MS --pg-max-ms $PG_MAX_MS" \
       "(same settings, delays and cuts; where the kill lands differs)"
     pg_keep_state $((FINDINGS))
     return 1
