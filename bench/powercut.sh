@@ -5,14 +5,19 @@
 # acknowledged commits. Prints, last, one line per target:
 #   powercut TARGET: R rounds, A acknowledged, L lost, S stale, T torn
 # and exits 1 if anything was lost, stale or torn (or a round could not run), 77 when FUSE
-# cannot be used here (not root, no /dev/fuse, walseg_lazyfs not built).
+# cannot be used here (not root, no /dev/fuse, walseg_lazyfs not built) or when the only
+# target asked for is postgres and PostgreSQL or walseg.so is missing.
 #
 # Usage: bench/powercut.sh [--rounds N] [--target T]... [--keep] [--build DIR] [--seed S]
 #                          [--tear P] [--min-ms MS] [--max-ms MS] [--fresh-dir]
 #                          [--init-method M] [--sync-method M] [--record-size S]
-#   --rounds N    rounds per configuration (default 100; ctest runs 10)
-#   --target T    walseg-pwrite, walseg-io_uring (default: both); a target is a function
-#                 target_<T with - as _> that runs its configurations (see walseg_target)
+#                          [--pg-config PATH] [--pg-segsize MB[,MB]] [--pg-no-eio]
+#                          [--pg-min-ms MS] [--pg-max-ms MS]
+#   --rounds N    rounds per configuration (default 100; ctest runs 10, and 3 for postgres)
+#   --target T    walseg-pwrite, walseg-io_uring, postgres (default: all three, postgres only
+#                 where it can run); a target is a function target_<T with - as _> that runs
+#                 its configurations (see walseg_target, and target_postgres in
+#                 powercut_postgres.sh, whose header says what its rounds do)
 #   --keep        keep the work directory (ack logs, outputs) instead of removing it
 #   --build DIR   where bin/walseg, bin/walseg_lazyfs and bin/walseg_powercut_check are
 #                 (default: build/ beside this folder)
@@ -29,6 +34,11 @@
 #                 segments grow by appends, so their size is not checked
 #   --record-size S  payload bytes per record (default 100); records of several 4 kB blocks
 #                 leave more unsynced blocks at a kill, for torn cuts to choose from
+#   --pg-config PATH  PostgreSQL 15's pg_config for the postgres target (default: from PATH)
+#   --pg-segsize MB[,MB]  its WAL segment sizes, one configuration each (default 1,16)
+#   --pg-no-eio   skip its EIO case (the preallocator's fsync failing, after the rounds)
+#   --pg-min-ms/--pg-max-ms  its server is killed this long after the load starts
+#                 (default 500..3000: the clients connect, checkpoints run, segments fill)
 #
 # A walseg configuration (io method x 1 or 8 clients) runs its rounds on one WAL directory,
 # each round resuming where recovery found the end, with 1 MB segments so that rounds cross
@@ -40,8 +50,8 @@
 #           whose LSNs must be exactly the checker's.
 # The WAL only grows (`walseg write` retires nothing), so a configuration starts a new chain
 # (fresh mount) once its WAL passes 32 MB, to keep each round's checks short.
-# Targets are added as functions: target_NAME ROUNDS must set T_ROUNDS, T_ACKED, T_LOST,
-# T_STALE and T_TORN (the postgres target, later, drives a server the same way).
+# Targets are added as functions: target_NAME must set T_ROUNDS, T_ACKED, T_LOST, T_STALE
+# and T_TORN, and may add a function to CLEANUP_HOOKS (run at exit, before the unmounts).
 set -u -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -59,6 +69,12 @@ SYNC_METHOD=fdatasync
 RECORD_SIZE=100
 SEG_BYTES=$((1024 * 1024))
 CHAIN_BYTES=$((32 * 1024 * 1024))
+PG_CONFIG_BIN=pg_config
+PG_SEGSIZES=1,16
+PG_EIO=1
+PG_MIN_MS=500
+PG_MAX_MS=3000
+PG_PORT0=55600  # + segment size in MB; the sockets are in the work directory anyway
 
 usage() { sed -n '/^# Usage:/,/^# A walseg/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
@@ -75,36 +91,59 @@ while (($#)); do
     --init-method) INIT_METHOD=${2:?}; shift ;;
     --sync-method) SYNC_METHOD=${2:?}; shift ;;
     --record-size) RECORD_SIZE=${2:?}; shift ;;
+    --pg-config) PG_CONFIG_BIN=${2:?}; shift ;;
+    --pg-segsize) PG_SEGSIZES=${2:?}; shift ;;
+    --pg-no-eio) PG_EIO=0 ;;
+    --pg-min-ms) PG_MIN_MS=${2:?}; shift ;;
+    --pg-max-ms) PG_MAX_MS=${2:?}; shift ;;
     *) usage ;;
   esac
   shift
 done
-for v in ROUNDS SEED TEAR MIN_MS MAX_MS; do
+for v in ROUNDS SEED TEAR MIN_MS MAX_MS PG_MIN_MS PG_MAX_MS; do
   [[ ${!v} =~ ^[0-9]+$ ]] || { echo "powercut.sh: $v must be a number, not '${!v}'" >&2; exit 2; }
 done
-((MAX_MS >= MIN_MS && TEAR <= 100 && ROUNDS > 0)) || usage
-((${#TARGETS[@]})) || TARGETS=(walseg-pwrite walseg-io_uring)
+[[ $PG_SEGSIZES =~ ^(1|2|4|8|16|32|64)(,(1|2|4|8|16|32|64))*$ ]] ||
+  { echo "powercut.sh: --pg-segsize takes sizes in MB, powers of two up to 64, comma-separated" >&2; exit 2; }
+((MAX_MS >= MIN_MS && PG_MAX_MS >= PG_MIN_MS && TEAR <= 100 && ROUNDS > 0)) || usage
 
 WALSEG=$BUILD/bin/walseg
 LAZYFS=$BUILD/bin/walseg_lazyfs
 CHECK=$BUILD/bin/walseg_powercut_check
 # shellcheck source=../tests/lazyfs/lazyfs_lib.sh
 source "$HERE/../tests/lazyfs/lazyfs_lib.sh"
+# shellcheck source=powercut_postgres.sh
+source "$HERE/powercut_postgres.sh"
 reason=$(lazyfs_skip_reason "$LAZYFS")
 [[ -z $reason ]] || { echo "SKIP: $reason"; exit 77; }
+if ((${#TARGETS[@]} == 0)); then
+  TARGETS=(walseg-pwrite walseg-io_uring)
+  reason=$(pg_skip_reason)
+  if [[ -z $reason ]]; then TARGETS+=(postgres); else echo "powercut.sh: no postgres target: $reason"; fi
+elif [[ ${TARGETS[*]} == postgres ]]; then
+  reason=$(pg_skip_reason)
+  [[ -z $reason ]] || { echo "SKIP: $reason"; exit 77; }
+fi
 for b in "$WALSEG" "$CHECK"; do [[ -x $b ]] || { echo "powercut.sh: $b is not built" >&2; exit 1; }; done
 
 WORK=$(mktemp -d -t walseg_powercut.XXXXXX) || exit 1
 FINDINGS=0
+CLEANUP_HOOKS=()
 on_exit() {
+  local h
+  for h in "${CLEANUP_HOOKS[@]}"; do "$h"; done
   lazyfs_cleanup
   if ((KEEP || FINDINGS)); then echo "work directory kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap on_exit EXIT
 trap 'echo "powercut.sh: interrupted"; exit 130' INT TERM HUP
 RANDOM=$SEED
-echo "powercut.sh: seed $SEED, $ROUNDS rounds per configuration, kill after ${MIN_MS}..${MAX_MS} ms," \
-  "tear $TEAR%, walseg.init_method $INIT_METHOD, walseg.sync_method $SYNC_METHOD, records of $RECORD_SIZE bytes"
+about="seed $SEED, $ROUNDS rounds per configuration, tear $TEAR%"
+[[ " ${TARGETS[*]} " == *" walseg-"* ]] && about+="; walseg: kill after ${MIN_MS}..${MAX_MS} ms,
+  walseg.init_method $INIT_METHOD, walseg.sync_method $SYNC_METHOD, records of $RECORD_SIZE bytes"
+[[ " ${TARGETS[*]} " == *" postgres "* ]] && about+="; postgres: ${PG_SEGSIZES//,/ and } MB segments,
+  kill after ${PG_MIN_MS}..${PG_MAX_MS} ms"
+echo "powercut.sh: ${about//$'\n'  / }"
 
 sleep_ms() { sleep "$(($1 / 1000)).$(printf %03d $(($1 % 1000)))"; }
 
@@ -285,7 +324,7 @@ target_walseg_io_uring() { walseg_target io_uring; }
 
 for t in "${TARGETS[@]}"; do
   declare -F "target_${t//-/_}" >/dev/null && continue
-  echo "powercut.sh: unknown target '$t' (known: walseg-pwrite, walseg-io_uring)" >&2
+  echo "powercut.sh: unknown target '$t' (known: walseg-pwrite, walseg-io_uring, postgres)" >&2
   exit 2
 done
 CORRUPTION_REPORTS=0
@@ -295,8 +334,12 @@ for t in "${TARGETS[@]}"; do
   "target_${t//-/_}"
   RESULTS+=("powercut $t: $T_ROUNDS rounds, $T_ACKED acknowledged, $T_LOST lost, $T_STALE stale, $T_TORN torn")
 done
-echo "walseg recover reported corruption (torn unsynced blocks past a hole) after $CORRUPTION_REPORTS cuts;" \
-  "$SECONDS s in all"
+if [[ " ${TARGETS[*]} " == *" walseg-"* ]]; then
+  echo "walseg recover reported corruption (torn unsynced blocks past a hole) after $CORRUPTION_REPORTS cuts;" \
+    "$SECONDS s in all"
+else
+  echo "$SECONDS s in all"
+fi
 ((FINDINGS)) && echo "$FINDINGS finding(s), see FINDING lines above"
 printf '%s\n' "${RESULTS[@]}"
 ((FINDINGS == 0))

@@ -22,8 +22,10 @@
 //                                   each unsynced 4 kB block inside the durable size survives
 //                                   with that probability (seeded): torn writes
 //   persist                         make everything visible durable (set-up steps)
-//   fail-fsync N [any|fsync|fdatasync]  the Nth next such call on a file fails with EIO and
-//                                   loses the file's dirty blocks (Linux); N = 0 disarms
+//   fail-fsync N [any|fsync|fdatasync [NAME_GLOB]]  the Nth next such call on a file fails
+//                                   with EIO and loses the file's dirty blocks (Linux); with
+//                                   NAME_GLOB (fnmatch, e.g. 'xlogtemp.*.*') only calls on files
+//                                   whose name matches count; N = 0 disarms
 //   capacity BYTES                  file data beyond BYTES gets ENOSPC; 0 = unlimited
 //   lie-fsync on|off                fsync/fdatasync succeed and persist nothing (a disk that
 //                                   ignores flushes: proves a checker notices lost data)
@@ -61,7 +63,8 @@ int usage() {
                "usage: walseg_lazyfs mount MOUNTPOINT --control SOCKET [--capacity BYTES] [--no-fallocate]\n"
                "                           [--passthrough BACKING_DIR] [--debug]\n"
                "       walseg_lazyfs ctl SOCKET COMMAND [ARG...]\n"
-               "commands: drop [SEED [KEEP_PERCENT]] | persist | fail-fsync N [any|fsync|fdatasync] |\n"
+               "commands: drop [SEED [KEEP_PERCENT]] | persist |\n"
+               "          fail-fsync N [any|fsync|fdatasync [NAME_GLOB]] |\n"
                "          capacity BYTES | lie-fsync on|off | stats\n");
   return 2;
 }
@@ -91,11 +94,11 @@ std::string mem_command(MemFs& fs, const std::string& line) {
     return fs.drop(w.size() > 1 ? number("SEED", w[1]) : 0, keep);
   }
   if (c == "persist" && w.size() == 1) return fs.persist_all();
-  if (c == "fail-fsync" && (w.size() == 2 || w.size() == 3)) {
-    std::string kind = w.size() == 3 ? w[2] : "any";
+  if (c == "fail-fsync" && w.size() >= 2 && w.size() <= 4) {
+    std::string kind = w.size() >= 3 ? w[2] : "any";
     SyncKind k = kind == "fsync" ? SyncKind::kFsync : kind == "fdatasync" ? SyncKind::kFdatasync : SyncKind::kAny;
     if (kind != "any" && kind != "fsync" && kind != "fdatasync") return "error kind must be any, fsync or fdatasync";
-    return fs.fail_fsync(number("N", w[1]), k);
+    return fs.fail_fsync(number("N", w[1]), k, w.size() == 4 ? w[3] : std::string());
   }
   if (c == "capacity" && w.size() == 2) return fs.set_capacity(number("BYTES", w[1]));
   if (c == "lie-fsync" && w.size() == 2 && (w[1] == "on" || w[1] == "off")) return fs.lie_fsync(w[1] == "on");

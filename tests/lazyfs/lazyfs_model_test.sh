@@ -3,8 +3,9 @@
 # ordinary tools, through the kernel, before walseg is judged on it: unsynced data and names are
 # lost by a drop, fsync keeps data but not names, a directory fsync keeps names, O_DSYNC is
 # durable on return and O_DIRECT is not, a failed fsync loses the dirty data as Linux does,
-# the capacity gives ENOSPC, fallocate (and --no-fallocate), flock, stale handles after a cut,
-# and the pass-through mode.
+# fail-fsync limited to files of a name pattern, ownership for a server running as another
+# user, the capacity gives ENOSPC, fallocate (and --no-fallocate), flock, stale handles after a
+# cut, and the pass-through mode.
 #
 # Usage: lazyfs_model_test.sh WALSEG_LAZYFS [WALSEG]   (ctest: lazyfs_model; 77 = skipped)
 set -u -o pipefail
@@ -119,6 +120,23 @@ dd if=/dev/zero of="$M/e" bs=8 count=1 conv=notrunc,fdatasync status=none 2>"$WO
 dd if=/dev/zero of="$M/e" bs=8 count=1 conv=notrunc,fdatasync status=none 2>"$WORK/err3"
 check "fail-fsync 2 fdatasync: fsync not counted, the second fdatasync fails" \
   test ! -s "$WORK/err1" -a ! -s "$WORK/err2" -a -s "$WORK/err3"
+ctl fail-fsync 1 any 'x*.tmp'
+printf 1 | dd of="$M/other" conv=fsync status=none 2>"$WORK/err1"
+printf 1 | dd of="$M/x1.tmp" conv=fsync status=none 2>"$WORK/err2"
+check "fail-fsync 1 any 'x*.tmp': a file of another name is not counted, the matching one fails" \
+  test ! -s "$WORK/err1" -a -s "$WORK/err2"
+
+echo "== ownership (a server running as another user works in a directory root gave it)"
+chmod 711 "$WORK"
+mkdir "$M/owned" && chown nobody: "$M/owned" && chmod 700 "$M/owned"
+runuser -u nobody -- sh -c "echo x >'$M/owned/f' && sync '$M/owned/f' '$M/owned'"
+check "the owner creates files in it, and they are theirs" stat_is "$M/owned/f" %U nobody
+check "the mount's root is root's: others may not create there" \
+  fails_with "Permission denied" runuser -u nobody -- touch "$M/theirs"
+sync "$M"
+ctl drop
+check "owners and modes survive a cut" stat_is "$M/owned" '%U %a' 'nobody 700'
+rm -rf "$M/owned"
 
 echo "== capacity and fallocate"
 rm -f "$M"/* && sync "$M"

@@ -120,12 +120,14 @@ std::string MemFs::persist_all() {
   return "ok persist: everything visible is durable";
 }
 
-std::string MemFs::fail_fsync(std::uint64_t nth, SyncKind kind) {
+std::string MemFs::fail_fsync(std::uint64_t nth, SyncKind kind, const std::string& name_glob) {
   std::lock_guard lk(mu_);
   fail_countdown_ = nth;
   fail_kind_ = kind;
+  fail_glob_ = nth == 0 ? std::string() : name_glob;
   if (nth == 0) return "ok fail-fsync: disarmed";
-  return fmt::format("ok fail-fsync: call {} of kind {} from now on fails with EIO", nth, kind_name(kind));
+  return fmt::format("ok fail-fsync: call {} of kind {}{} from now on fails with EIO", nth, kind_name(kind),
+                     fail_glob_.empty() ? std::string() : " on a file named like \"" + fail_glob_ + "\"");
 }
 
 std::string MemFs::set_capacity(std::uint64_t bytes) {

@@ -1,6 +1,7 @@
 // MemFs (mem_fs.h): file data in 4 kB blocks, handles, and what fsync, fdatasync, O_DSYNC and
 // a directory fsync make durable.
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <linux/falloc.h>
 
 #include <algorithm>
@@ -207,10 +208,21 @@ void MemFs::sync_file(Inode& n) {
   n.dirty.assign(n.data.blocks.size(), false);
 }
 
-bool MemFs::fsync_should_fail(bool datasync) {
+// A file's name is looked up at the call (inodes do not keep theirs): a linear walk over the
+// directories, which is cheap at the sizes tests use and only done while a failure is armed.
+bool MemFs::has_name_matching(std::uint64_t ino, const std::string& glob) const {
+  for (const auto& [dino, d] : inodes_)
+    if (d->is_dir())
+      for (const auto& [name, target] : d->entries)
+        if (target == ino && fnmatch(glob.c_str(), name.c_str(), 0) == 0) return true;
+  return false;
+}
+
+bool MemFs::fsync_should_fail(const Inode& n, bool datasync) {
   if (fail_countdown_ == 0) return false;
   if (fail_kind_ == SyncKind::kFsync && datasync) return false;
   if (fail_kind_ == SyncKind::kFdatasync && !datasync) return false;
+  if (!fail_glob_.empty() && !has_name_matching(n.ino, fail_glob_)) return false;
   return --fail_countdown_ == 0;
 }
 
@@ -223,7 +235,7 @@ int MemFs::fsync(std::uint64_t fh, bool datasync) {
     ++counters_.lied_fsyncs;
     return 0;
   }
-  if (fsync_should_fail(datasync)) {
+  if (fsync_should_fail(*n, datasync)) {
     // Linux after a writeback error: the pages are clean but were never written.
     ++counters_.failed_fsyncs;
     n->dirty.assign(n->dirty.size(), false);

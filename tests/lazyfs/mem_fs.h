@@ -21,7 +21,9 @@
 //   - fail_fsync(n): the nth next fsync/fdatasync of a file fails with EIO, and the blocks that
 //     were dirty are marked clean without being persisted, as Linux does after a writeback
 //     error ("fsyncgate"): they stay readable until the cut, a later fsync reports success
-//     without them, and drop() loses them.
+//     without them, and drop() loses them. With a name pattern, only calls on files that have
+//     a visible name matching it (fnmatch) are counted, so that a test can fail one program's
+//     fsync (a PostgreSQL extension's temporary file) and not another's on the same mount.
 //   - lie_fsync(true): fsync and fdatasync report success and persist nothing, as a disk
 //     whose volatile cache ignores flushes; only for proving that a checker sees the loss.
 //   - capacity: blocks allocated by the visible copies of files that still have a name or an
@@ -134,7 +136,8 @@ class MemFs {
   // Control (control commands, see lazyfs.cpp). Each returns a one-line report.
   std::string drop(std::uint64_t seed, unsigned keep_percent);
   std::string persist_all();
-  std::string fail_fsync(std::uint64_t nth, SyncKind kind);
+  /// name_glob empty: every file counts; otherwise only files with a visible name matching it.
+  std::string fail_fsync(std::uint64_t nth, SyncKind kind, const std::string& name_glob);
   std::string set_capacity(std::uint64_t bytes);
   std::string lie_fsync(bool on);
   std::string stats();
@@ -154,7 +157,8 @@ class MemFs {
   long write_blocks(Inode& n, std::uint64_t off, const std::byte* src, std::size_t size);
   void persist_blocks(Inode& n, std::uint64_t first, std::uint64_t end, std::uint64_t durable_size);
   void sync_file(Inode& n);
-  bool fsync_should_fail(bool datasync);
+  bool fsync_should_fail(const Inode& n, bool datasync);
+  bool has_name_matching(std::uint64_t ino, const std::string& glob) const;
   void sync_dir(Inode& dir);
   std::uint64_t relink_durable();
   std::uint64_t free_blocks() const;
@@ -173,6 +177,7 @@ class MemFs {
   std::uint64_t used_blocks_ = 0;
   std::uint64_t fail_countdown_ = 0;
   SyncKind fail_kind_ = SyncKind::kAny;
+  std::string fail_glob_;  ///< empty: any file
   bool lie_fsync_ = false;
   MemFsCounters counters_;
 };
