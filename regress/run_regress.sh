@@ -13,6 +13,7 @@
 #    pg_regress --temp-instance there. initdb refuses to run as root, so as root the suite
 #    runs as the unprivileged user walseg_test (created if missing) that owns the work
 #    directory.
+#    Then checks that server's log for the preallocator's start line about the configuration.
 # 4. Runs the fault-injection suite (failure_schedule) the same way in a second instance
 #    whose environment has WALSEG_FAILPOINTS, and checks that server's log for the LOG
 #    lines of the failures.
@@ -85,6 +86,14 @@ run_suite() {
 cd "$work"
 status=0
 run_suite "$work" "$work/schedule" "$work/walseg_regress.conf" || status=$?
+# What the preallocator said at start about the configuration: the value PostgreSQL refused
+# (walseg_regress.conf) with the default used instead, and the tool's settings it ignores
+# (walseg_settings.conf).
+mlog="$work/log/postmaster.log"
+for expected in "walseg preallocator started: 3 segments ahead, segment size 16777216 bytes; invalid in the configuration, not applied: walseg.fill_io_class = 'sometimes' (using the default, best_effort)" \
+                'walseg: the configuration sets 2 settings of the walseg tool, which PostgreSQL does not use: walseg.min_size, walseg.max_size'; do
+  grep -qF "$expected" "$mlog" || { echo "run_regress: not in $mlog: $expected"; status=1; }
+done
 # -- 4. the fault-injection suite, and what its server logged
 failpoints='fsync=EIO@1*2;fallocate=ENOSPC@1;dir_fsync=EIO@1'
 run_suite "$work/failure" "$work/failure_schedule" "$work/walseg_regress.conf" \

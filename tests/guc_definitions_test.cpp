@@ -1,11 +1,16 @@
 // Unit tests for include/walseg/guc_definitions.h: walseg's settings table, its base units
-// and ranges (case C18: units, case, base units and range), the cross-setting rules and the
-// Config snapshot. C18's "one settings file per line" is done by parsing each line as a file.
+// and ranges (case C18: units, case, base units and range), the cross-setting rules, the
+// Config snapshot (every member filled by exactly one entry) and which hosts use each setting.
+// C18's "one settings file per line" is done by parsing each line as a file.
 #define BOOST_TEST_MODULE guc_definitions
 #include <boost/test/unit_test.hpp>
 
 #include <cstring>
+#include <iterator>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "walseg/guc_definitions.h"
 #include "walseg/guc_file.h"
@@ -40,6 +45,32 @@ std::uint64_t segment_bytes(const Loaded& l) {
   return make_config(l.registry).segment_size_bytes;
 }
 
+// A value of `def` other than its default, as text in the base unit.
+std::string non_default_text(const SettingDef& def) {
+  if (const auto* b = std::get_if<BoolSpec>(&def.spec)) return b->default_value ? "off" : "on";
+  if (const auto* i = std::get_if<IntSpec>(&def.spec))
+    return std::to_string(i->default_value != i->max ? i->max : i->min);
+  if (const auto* e = std::get_if<EnumSpec>(&def.spec))
+    for (const auto& o : e->options)
+      if (o.value != e->default_value) return std::string(o.name);
+  BOOST_FAIL("no non-default value for " << def.name);
+  return "";
+}
+
+// Which Config members differ, by position. The structured bindings name every member, so a
+// member added to Config (which then needs a setting) stops this test from compiling.
+std::vector<int> members_that_differ(const Config& a, const Config& b) {
+  const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13] = a;
+  const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13] = b;
+  const bool differ[] = {a0 != b0, a1 != b1, a2 != b2,   a3 != b3,   a4 != b4,
+                         a5 != b5, a6 != b6, a7 != b7,   a8 != b8,   a9 != b9,
+                         a10 != b10, a11 != b11, a12 != b12, a13 != b13};
+  std::vector<int> out;
+  for (int i = 0; i < static_cast<int>(std::size(differ)); ++i)
+    if (differ[i]) out.push_back(i);
+  return out;
+}
+
 constexpr std::string_view kMemoryHint =
     R"(Valid units for this parameter are "B", "kB", "MB", "GB", and "TB".)";
 
@@ -54,10 +85,10 @@ BOOST_AUTO_TEST_CASE(table_holds_exactly_the_design_settings_under_the_prefix) {
     BOOST_TEST(def.name.starts_with("walseg."));
     BOOST_TEST(!def.description.empty());
   }
-  std::set<std::string_view> expected = {kSegmentSize, kInitMethod, kFallocateFallback,
-                                         kRecycle,     kMinSize,    kMaxSize,
-                                         kPreallocSegments, kFillIoClass, kSyncMethod, kCommitDelay,
-                                         kIoMethod,    kDirectIo,   kBlockSize,  kWalBuffers};
+  std::set<std::string_view> expected = {names::kSegmentSize, names::kInitMethod, names::kFallocateFallback,
+                                         names::kRecycle,     names::kMinSize,    names::kMaxSize,
+                                         names::kPreallocSegments, names::kFillIoClass, names::kSyncMethod, names::kCommitDelay,
+                                         names::kIoMethod,    names::kDirectIo,   names::kBlockSize,  names::kWalBuffers};
   BOOST_TEST((names == expected));
 }
 
@@ -81,24 +112,59 @@ BOOST_AUTO_TEST_CASE(defaults_give_exactly_the_config_defaults) {
   BOOST_TEST(make_walseg_registry().cross_check().empty());
 }
 
+BOOST_AUTO_TEST_CASE(each_setting_fills_its_own_config_member_and_every_member_is_filled) {
+  // make_config is a loop over the table: set one setting at a time to a value other than its
+  // default; exactly one member must change, and a different one for each setting.
+  std::set<int> filled;
+  for (const SettingDef& def : walseg_settings()) {
+    BOOST_TEST_CONTEXT(def.name) {
+      Registry r = make_walseg_registry();
+      auto err = r.set(def.name, non_default_text(def), Source::kCommandLine, Phase::kStartup);
+      BOOST_TEST_REQUIRE(!err.has_value(), (err ? err->to_string() : ""));
+      std::vector<int> changed = members_that_differ(make_config(r), Config{});
+      BOOST_TEST_REQUIRE(changed.size() == 1u);
+      BOOST_TEST(filled.insert(changed[0]).second, "member " << changed[0] << " filled twice");
+    }
+  }
+  BOOST_TEST(filled.size() == 14u);
+  BOOST_TEST(walseg_settings().size() == 14u);
+}
+
+BOOST_AUTO_TEST_CASE(make_config_refuses_a_registry_over_another_table) {
+  static const SettingDef other[] = {{"walseg.segment_size", Context::kUser, "", BoolSpec{true}}};
+  Registry r(other, "walseg.");
+  BOOST_CHECK_THROW(make_config(r), std::logic_error);
+}
+
+BOOST_AUTO_TEST_CASE(postgres_registers_exactly_what_its_preallocator_uses) {
+  std::set<std::string_view> in_postgres;
+  for (const SettingDef& def : walseg_settings()) {
+    if (def.hosts == Hosts::kToolAndPostgres) in_postgres.insert(def.name);
+    BOOST_TEST(!def.postgres_note.empty(), def.name);  // the extension's long description
+  }
+  std::set<std::string_view> expected = {names::kInitMethod, names::kFallocateFallback,
+                                         names::kPreallocSegments, names::kFillIoClass};
+  BOOST_TEST((in_postgres == expected));
+}
+
 BOOST_AUTO_TEST_CASE(base_units_are_the_documented_ones) {
   Registry r = make_walseg_registry();
-  BOOST_TEST(r.show(kSegmentSize)->unit == "kB");
-  BOOST_TEST(r.show(kMinSize)->unit == "MB");
-  BOOST_TEST(r.show(kMaxSize)->unit == "MB");
-  BOOST_TEST(r.show(kBlockSize)->unit == "B");
-  BOOST_TEST(r.show(kWalBuffers)->unit == "kB");
-  BOOST_TEST(r.show(kPreallocSegments)->unit == "");
-  BOOST_TEST(r.show(kCommitDelay)->unit == "");  // microseconds, as PostgreSQL's commit_delay
+  BOOST_TEST(r.show(names::kSegmentSize)->unit == "kB");
+  BOOST_TEST(r.show(names::kMinSize)->unit == "MB");
+  BOOST_TEST(r.show(names::kMaxSize)->unit == "MB");
+  BOOST_TEST(r.show(names::kBlockSize)->unit == "B");
+  BOOST_TEST(r.show(names::kWalBuffers)->unit == "kB");
+  BOOST_TEST(r.show(names::kPreallocSegments)->unit == "");
+  BOOST_TEST(r.show(names::kCommitDelay)->unit == "");  // microseconds, as PostgreSQL's commit_delay
 }
 
 BOOST_AUTO_TEST_CASE(contexts_are_the_documented_ones) {
   Registry r = make_walseg_registry();
-  for (auto n : {kSegmentSize, kIoMethod, kDirectIo, kBlockSize, kWalBuffers})
+  for (auto n : {names::kSegmentSize, names::kIoMethod, names::kDirectIo, names::kBlockSize, names::kWalBuffers})
     BOOST_TEST(r.show(n)->context == "postmaster", n);
-  for (auto n : {kMinSize, kMaxSize, kPreallocSegments, kFillIoClass, kSyncMethod})
+  for (auto n : {names::kMinSize, names::kMaxSize, names::kPreallocSegments, names::kFillIoClass, names::kSyncMethod})
     BOOST_TEST(r.show(n)->context == "sighup", n);
-  for (auto n : {kInitMethod, kFallocateFallback, kRecycle, kCommitDelay})
+  for (auto n : {names::kInitMethod, names::kFallocateFallback, names::kRecycle, names::kCommitDelay})
     BOOST_TEST(r.show(n)->context == "user", n);
 }
 
@@ -180,8 +246,8 @@ BOOST_AUTO_TEST_CASE(C18_fractional_1_5MB_rounds_to_1536kB_which_is_not_a_power_
   // The rounding itself, on a setting without the power-of-two rule:
   auto w = load_line("wal_buffers", "1.5MB");
   BOOST_TEST_REQUIRE(w.report.ok());
-  BOOST_TEST(w.registry.get_int(kWalBuffers) == 1536);
-  BOOST_TEST(w.registry.show(kWalBuffers)->value == "1536kB");
+  BOOST_TEST(w.registry.get_int(names::kWalBuffers) == 1536);
+  BOOST_TEST(w.registry.show(names::kWalBuffers)->value == "1536kB");
 }
 
 // ---- error paths: every rejection leaves the defaults and says why ----
@@ -195,7 +261,7 @@ BOOST_AUTO_TEST_CASE(C18_lowercase_and_abbreviated_units_are_rejected_with_units
     BOOST_TEST(e.to_string() == "invalid value for parameter \"walseg.segment_size\": \"" + shown +
                                     "\" (file \"wal.conf\", line 1)\nHINT:  " +
                                     std::string(kMemoryHint));
-    BOOST_TEST(l.registry.get_int(kSegmentSize) == 16384);
+    BOOST_TEST(l.registry.get_int(names::kSegmentSize) == 16384);
   }
 }
 
@@ -218,7 +284,7 @@ BOOST_AUTO_TEST_CASE(C18_4294967296_with_kB_base_is_out_of_range_never_wrapped) 
   BOOST_TEST((e.kind == ErrorKind::kOutOfRange));
   BOOST_TEST(e.message == "4294967296 kB is outside the valid range for parameter "
                           "\"walseg.segment_size\" (1024 kB .. 1048576 kB)");
-  BOOST_TEST(l.registry.get_int(kSegmentSize) == 16384);
+  BOOST_TEST(l.registry.get_int(names::kSegmentSize) == 16384);
   // 2^32 + 1024 kB would be 1MB after a 32-bit wrap; it must fail too.
   BOOST_TEST((only_error(load_line("segment_size", "4294968320")).kind == ErrorKind::kOutOfRange));
 }
@@ -267,7 +333,7 @@ BOOST_AUTO_TEST_CASE(min_size_below_two_segments_is_refused_with_a_hint) {
   BOOST_TEST((e.kind == ErrorKind::kCrossCheck));
   BOOST_TEST(e.message == "\"walseg.min_size\" must be at least twice \"walseg.segment_size\"");
   BOOST_TEST(e.hint == "Set \"walseg.min_size\" to at least 128MB.");
-  BOOST_TEST(l.registry.get_int(kSegmentSize) == 16384);
+  BOOST_TEST(l.registry.get_int(names::kSegmentSize) == 16384);
   BOOST_TEST(load_text("walseg.segment_size = 64MB\nwalseg.min_size = 128MB\n").report.ok());
 }
 

@@ -63,7 +63,7 @@ BOOST_FIXTURE_TEST_SUITE(start, Fixture)
 BOOST_AUTO_TEST_CASE(file_values_apply_and_show_their_file_and_line) {
   auto r = start("# walseg\nwalseg.sync_method = fsync\n\nwalseg.segment_size = 32MB\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
-  auto row = *registry.show(kSegmentSize);
+  auto row = *registry.show(names::kSegmentSize);
   BOOST_TEST(row.value == "32MB");
   BOOST_TEST(row.source == "configuration file");
   BOOST_TEST(row.sourcefile == main);
@@ -74,23 +74,23 @@ BOOST_AUTO_TEST_CASE(file_values_apply_and_show_their_file_and_line) {
 BOOST_AUTO_TEST_CASE(command_line_beats_the_file) {
   auto r = start("walseg.prealloc_segments = 5\n", {"walseg.prealloc_segments=9", "walseg.recycle=off"});
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(registry.get_int(kPreallocSegments) == 9);
-  BOOST_TEST(registry.show(kPreallocSegments)->source == "command line");
-  BOOST_TEST(!registry.get_bool(kRecycle));
+  BOOST_TEST(registry.get_int(names::kPreallocSegments) == 9);
+  BOOST_TEST(registry.show(names::kPreallocSegments)->source == "command line");
+  BOOST_TEST(!registry.get_bool(names::kRecycle));
 }
 
 BOOST_AUTO_TEST_CASE(command_line_names_may_use_dashes_and_values_keep_spaces) {
   auto r = start("", {"walseg.sync-method=open_sync", "walseg.segment_size= 32 MB "});
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(value(kSyncMethod) == "open_sync");
-  BOOST_TEST(value(kSegmentSize) == "32MB");
+  BOOST_TEST(value(names::kSyncMethod) == "open_sync");
+  BOOST_TEST(value(names::kSegmentSize) == "32MB");
 }
 
 BOOST_AUTO_TEST_CASE(last_occurrence_wins_and_earlier_ones_are_not_checked) {
   auto r = start("walseg.segment_size = 16mb\nwalseg.segment_size = 8MB\nWALSEG.SEGMENT_SIZE = 4MB\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(value(kSegmentSize) == "4MB");
-  BOOST_TEST(registry.show(kSegmentSize)->sourceline == 3);
+  BOOST_TEST(value(names::kSegmentSize) == "4MB");
+  BOOST_TEST(registry.show(names::kSegmentSize)->sourceline == 3);
 }
 
 BOOST_AUTO_TEST_CASE(names_outside_the_prefix_are_ignored) {
@@ -103,7 +103,7 @@ BOOST_AUTO_TEST_CASE(included_file_values_name_the_included_file) {
   write("walseg.recycle = off\n", "extra.conf");
   auto r = start("include 'extra.conf'\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(registry.show(kRecycle)->sourcefile == dir + "/extra.conf");
+  BOOST_TEST(registry.show(names::kRecycle)->sourcefile == dir + "/extra.conf");
 }
 
 BOOST_AUTO_TEST_CASE(C18_values_are_kept_exactly_as_written) {
@@ -113,13 +113,13 @@ BOOST_AUTO_TEST_CASE(C18_values_are_kept_exactly_as_written) {
   BOOST_TEST(files.items[0].value == "/mnt/mb/X");
   auto r = load_at_start(registry, &files, {});
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(value(kInitMethod) == "sparse");
+  BOOST_TEST(value(names::kInitMethod) == "sparse");
 }
 
 BOOST_AUTO_TEST_CASE(no_file_means_defaults_and_overrides_only) {
   auto r = load_at_start(registry, nullptr, std::vector<std::string>{"walseg.io_method=io_uring"});
   BOOST_TEST(r.ok());
-  BOOST_TEST(value(kIoMethod) == "io_uring");
+  BOOST_TEST(value(names::kIoMethod) == "io_uring");
 }
 
 // ---- start error paths: all-or-nothing, every error reported ----
@@ -148,8 +148,8 @@ BOOST_AUTO_TEST_CASE(any_error_rejects_the_whole_file_set_and_all_errors_are_lis
   BOOST_TEST(r.summary.starts_with("configuration file \""));
   BOOST_TEST(r.summary.ends_with("\" contains errors"));
   // Nothing was applied, not even the valid line 1.
-  BOOST_TEST(registry.get_bool(kRecycle));
-  BOOST_TEST(registry.show(kRecycle)->source == "default");
+  BOOST_TEST(registry.get_bool(names::kRecycle));
+  BOOST_TEST(registry.show(names::kRecycle)->source == "default");
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_file_and_line_of_the_value) {
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(cross_rules_are_checked_after_command_line_overrides) {
   BOOST_TEST_REQUIRE(bad.errors.size() == 1u);
   BOOST_TEST((bad.errors[0].kind == ErrorKind::kCrossCheck));
   BOOST_TEST(bad.summary == "settings contain errors");
-  BOOST_TEST(value(kMinSize) == "128MB");
+  BOOST_TEST(value(names::kMinSize) == "128MB");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -179,8 +179,8 @@ BOOST_AUTO_TEST_CASE(changed_sighup_and_user_values_apply_and_are_reported) {
   auto r = reload_with("walseg.sync_method = fsync\nwalseg.recycle = off\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
   BOOST_TEST(r.summary.empty());
-  BOOST_TEST(value(kSyncMethod) == "fsync");
-  BOOST_TEST(value(kRecycle) == "off");
+  BOOST_TEST(value(names::kSyncMethod) == "fsync");
+  BOOST_TEST(value(names::kRecycle) == "off");
   BOOST_TEST(has(r.notes, "parameter \"walseg.sync_method\" changed to \"fsync\""));
   BOOST_TEST(has(r.notes, "parameter \"walseg.recycle\" changed to \"off\""));
   BOOST_TEST(r.changed.size() == 2u);
@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(setting_removed_from_the_file_returns_to_its_default) {
   BOOST_TEST_REQUIRE(start("walseg.prealloc_segments = 5\n").ok());
   auto r = reload_with("# emptied\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(registry.get_int(kPreallocSegments) == 2);
+  BOOST_TEST(registry.get_int(names::kPreallocSegments) == 2);
   BOOST_TEST(has(r.notes, "parameter \"walseg.prealloc_segments\" removed from configuration "
                           "file, reset to default"));
 }
@@ -209,18 +209,18 @@ BOOST_AUTO_TEST_CASE(setting_removed_from_the_file_falls_back_to_the_command_lin
   BOOST_TEST_REQUIRE(load_at_start(registry, &files, std::vector<std::string>{"walseg.sync_method=fsync"}).ok());
   auto r = reload_with("walseg.sync_method = open_sync\n");
   BOOST_TEST(r.ok(), to_string(r.errors));
-  BOOST_TEST(value(kSyncMethod) == "fsync");  // -c outranks the file
-  BOOST_TEST(registry.get_int(kPreallocSegments) == 2);
+  BOOST_TEST(value(names::kSyncMethod) == "fsync");  // -c outranks the file
+  BOOST_TEST(registry.get_int(names::kPreallocSegments) == 2);
 }
 
 BOOST_AUTO_TEST_CASE(session_values_survive_a_reload) {
   BOOST_TEST_REQUIRE(start("walseg.init_method = sparse\n").ok());
-  BOOST_TEST(!registry.set_session(kInitMethod, "none").has_value());
+  BOOST_TEST(!registry.set_session(names::kInitMethod, "none").has_value());
   auto r = reload_with("walseg.init_method = posix_fallocate\n");
   BOOST_TEST(r.ok());
-  BOOST_TEST(value(kInitMethod) == "none");
-  BOOST_TEST(!registry.reset(kInitMethod).has_value());
-  BOOST_TEST(value(kInitMethod) == "posix_fallocate");
+  BOOST_TEST(value(names::kInitMethod) == "none");
+  BOOST_TEST(!registry.reset(names::kInitMethod).has_value());
+  BOOST_TEST(value(names::kInitMethod) == "posix_fallocate");
 }
 
 // ---- reload error paths: what is kept, what applies, and the messages ----
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(syntax_error_applies_nothing) {
   auto r = reload_with("walseg.sync_method = fsync\nwalseg.recycle = off off\n");
   BOOST_TEST(r.errors.size() == 1u);
   BOOST_TEST(r.summary == "configuration file \"" + main + "\" contains errors; no changes were applied");
-  BOOST_TEST(value(kSyncMethod) == "fdatasync");
+  BOOST_TEST(value(names::kSyncMethod) == "fdatasync");
   BOOST_TEST(r.changed.empty());
 }
 
@@ -241,7 +241,7 @@ BOOST_AUTO_TEST_CASE(unknown_walseg_name_applies_nothing) {
   BOOST_TEST(r.errors[0].message == "unrecognized configuration parameter \"walseg.sync_mode\" in file \"" +
                                         main + "\" line 2");
   BOOST_TEST(r.summary.ends_with("no changes were applied"));
-  BOOST_TEST(value(kSyncMethod) == "fdatasync");
+  BOOST_TEST(value(names::kSyncMethod) == "fdatasync");
 }
 
 BOOST_AUTO_TEST_CASE(bad_value_keeps_its_old_value_and_the_rest_apply) {
@@ -250,11 +250,11 @@ BOOST_AUTO_TEST_CASE(bad_value_keeps_its_old_value_and_the_rest_apply) {
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST(r.errors[0].to_string() == "invalid value for parameter \"walseg.prealloc_segments\": "
                                         "\"many\" (file \"" + main + "\", line 1)");
-  BOOST_TEST(registry.get_int(kPreallocSegments) == 4);
-  BOOST_TEST(value(kSyncMethod) == "fsync");
+  BOOST_TEST(registry.get_int(names::kPreallocSegments) == 4);
+  BOOST_TEST(value(names::kSyncMethod) == "fsync");
   BOOST_TEST(r.summary == "configuration file \"" + main +
                               "\" contains errors; unaffected changes were applied");
-  BOOST_TEST(r.changed == std::vector<std::string>{std::string(kSyncMethod)});
+  BOOST_TEST(r.changed == std::vector<std::string>{std::string(names::kSyncMethod)});
 }
 
 BOOST_AUTO_TEST_CASE(changed_postmaster_setting_needs_a_restart_and_the_rest_apply) {
@@ -263,8 +263,8 @@ BOOST_AUTO_TEST_CASE(changed_postmaster_setting_needs_a_restart_and_the_rest_app
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST(r.errors[0].to_string() == "parameter \"walseg.segment_size\" cannot be changed without "
                                         "restarting the server (file \"" + main + "\", line 1)");
-  BOOST_TEST(value(kSegmentSize) == "16MB");
-  BOOST_TEST(value(kMaxSize) == "2GB");
+  BOOST_TEST(value(names::kSegmentSize) == "16MB");
+  BOOST_TEST(value(names::kMaxSize) == "2GB");
   BOOST_TEST(r.summary.ends_with("unaffected changes were applied"));
 }
 
@@ -274,7 +274,7 @@ BOOST_AUTO_TEST_CASE(removed_postmaster_setting_needs_a_restart) {
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST(r.errors[0].message ==
              "parameter \"walseg.io_method\" cannot be changed without restarting the server");
-  BOOST_TEST(value(kIoMethod) == "io_uring");
+  BOOST_TEST(value(names::kIoMethod) == "io_uring");
 }
 
 BOOST_AUTO_TEST_CASE(reload_breaking_a_cross_rule_applies_nothing) {
@@ -283,8 +283,8 @@ BOOST_AUTO_TEST_CASE(reload_breaking_a_cross_rule_applies_nothing) {
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST(r.errors[0].message == "\"walseg.max_size\" must be at least \"walseg.min_size\"");
   BOOST_TEST(r.summary.ends_with("no changes were applied"));
-  BOOST_TEST(value(kSyncMethod) == "fdatasync");
-  BOOST_TEST(value(kMinSize) == "80MB");
+  BOOST_TEST(value(names::kSyncMethod) == "fdatasync");
+  BOOST_TEST(value(names::kMinSize) == "80MB");
 }
 
 BOOST_AUTO_TEST_CASE(include_error_on_reload_applies_nothing) {
@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(include_error_on_reload_applies_nothing) {
   auto r = reload_with("walseg.recycle = off\ninclude 'gone.conf'\n");
   BOOST_TEST_REQUIRE(r.errors.size() == 1u);
   BOOST_TEST((r.errors[0].kind == ErrorKind::kInclude));
-  BOOST_TEST(value(kRecycle) == "on");
+  BOOST_TEST(value(names::kRecycle) == "on");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,12 +2,15 @@
 // run as a user would run it (tool_test_util.h): every integer option of every command takes
 // decimal or 0x hex and refuses a leading zero (C would read 010 as octal 8) with a hint; real
 // options refuse nan, inf and overflow; a range error names the option and a readable range;
-// every usage error exits 2, --help 0 and a runtime error 1. Skipped when the tool is not built.
+// every usage error exits 2, --help 0 and a runtime error 1; size options read the settings'
+// units and a number without a unit as bytes (unlike walseg.segment_size, whose base unit is
+// kB). Skipped when the tool is not built.
 #define BOOST_TEST_MODULE tool_options
 #include <boost/test/unit_test.hpp>
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tool_test_util.h"
@@ -127,6 +130,76 @@ BOOST_AUTO_TEST_CASE(OutOfRangeAndNonNumbers_NameTheOptionAndAReadableRange) {
   }
   BOOST_TEST(entries(dir + "/b").empty());
   BOOST_TEST(entries(dir + "/w").empty());
+}
+
+// ---- sizes: the settings parser's units, and a number without a unit is bytes ----
+
+BOOST_AUTO_TEST_CASE(SegmentSize2048_IsBytesAsAnOptionAndKilobytesAsASetting) {
+  // -c walseg.segment_size=2048 is 2048 kB (the setting's base unit): a 2 MB segment.
+  auto r = run("create --dir '" + dir + "/setting' --method zero_write -c walseg.segment_size=2048");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(fs::file_size(dir + "/setting/000000010000000000000001") == 2u << 20);
+  // --segment-size 2048 is 2048 bytes, not a segment size: a usage error that says so.
+  r = run("create --dir '" + dir + "/option' --method zero_write --segment-size 2048");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "invalid value for --segment-size: \"2048\" is 2048 bytes"), r.err);
+  BOOST_TEST(contains(r.err, "unlike walseg.segment_size, reads a number without a unit as bytes"), r.err);
+  BOOST_TEST(entries(dir + "/option").empty());
+  // Every spelling of 2 MB the settings accept gives the same segment through the option.
+  for (const std::string size : {"2097152", "2MB", "2048kB", "0x200000", "'2 MB'", "0.001953125GB"}) {
+    BOOST_TEST_CONTEXT(size) {
+      const std::string d = dir + "/o" + std::to_string(entries(dir).size());
+      r = run("create --dir '" + d + "' --method zero_write --segment-size " + size);
+      BOOST_TEST_REQUIRE(r.status == 0, r.err);
+      BOOST_TEST(fs::file_size(d + "/000000010000000000000001") == 2u << 20);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(SizeOptions_TakeTheSettingsUnitsAndRefuseWhatTheyRefuse) {
+  // A fraction is rounded to whole bytes as a setting's is: 1.5kB is 1536 bytes.
+  auto r = run("write --dir '" + dir + "/w' --records 1 --record-size 1.5kB -c walseg.segment_size=1MB");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "1 commits of 1536 bytes"), r.out);
+  struct Case {
+    std::string args, reason;
+  };
+  const std::string bench = "bench --dir '" + dir + "/b' --phases write --segment-size 1MB ";
+  for (const Case& c : std::vector<Case>{
+           {bench + "--write-size 8KB", R"(invalid value for --write-size: "8KB". Valid units)"},
+           {bench + "--write-bytes 4mb", R"(invalid value for --write-bytes: "4mb". Valid units)"},
+           {bench + "--switch-segment-size 1M", R"(invalid value for --switch-segment-size: "1M". Valid units)"},
+           {bench + "--write-size=-8kB", "a size is not negative"},
+           {bench + "--write-size 010", "write 10 for decimal or 0x10 for hexadecimal"},
+           {"write --dir '" + dir + "/w' --record-size 99999999999TB", "Value exceeds integer range."},
+           {"ls --dir '" + dir + "' --segment-size 16384", "\"16384\" is 16384 bytes"},
+       }) {
+    BOOST_TEST_CONTEXT(c.args) {
+      r = run(c.args);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(contains(r.err, c.reason), r.err);
+    }
+  }
+  BOOST_TEST(entries(dir + "/b").empty());
+}
+
+BOOST_AUTO_TEST_CASE(EverySizeOption_SaysInHelpThatANumberWithoutAUnitIsBytes) {
+  const std::string rule = "a number without a unit is bytes";
+  for (const auto& [command, options] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"bench", {"--segment-size", "--write-size", "--write-bytes", "--switch-segment-size"}},
+           {"create", {"--segment-size"}},
+           {"ls", {"--segment-size"}},
+           {"write", {"--record-size"}}}) {
+    auto help = run(command + " --help");
+    BOOST_TEST_REQUIRE(help.status == 0, help.err);
+    for (const std::string& o : options) {
+      // The option's entry: from its name to the next option's (CLI11 may wrap it).
+      const std::size_t at = help.out.find("  " + o + " ");
+      BOOST_TEST_REQUIRE(at != std::string::npos, command << " " << o);
+      const std::string entry = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
+      BOOST_TEST(contains(entry, rule), command << " " << o << ":\n" << entry);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {

@@ -75,6 +75,9 @@ typedef struct WalsegGucDesc
 {
 	const char *name;			/* "walseg.segment_size" */
 	const char *description;
+	bool		in_postgres;	/* the extension uses it, so registers it with PostgreSQL */
+	const char *postgres_note;	/* what it means inside PostgreSQL (its long description) */
+	const char *default_text;	/* the default as SHOW prints it: "2", "zero_write", "16MB" */
 	WalsegGucType type;
 	WalsegGucContext context;
 	WalsegGucUnit unit;			/* base unit of int and real settings */
@@ -90,6 +93,18 @@ typedef struct WalsegGucDesc
 /* Number of settings; entries are 0 .. count-1 in SHOW ALL order. */
 int			walseg_guc_count(void) WALSEG_NOEXCEPT;
 
+/* The settings the extension's C side reads, so that it never spells their names. */
+typedef enum WalsegSettingId
+{
+	WALSEG_SETTING_INIT_METHOD,
+	WALSEG_SETTING_FALLOCATE_FALLBACK,
+	WALSEG_SETTING_PREALLOC_SEGMENTS,
+	WALSEG_SETTING_FILL_IO_CLASS
+} WalsegSettingId;
+
+/* The table index of setting `id`; -1 if the table has no such setting. */
+int			walseg_guc_index(WalsegSettingId id) WALSEG_NOEXCEPT;
+
 /* Fills *out for entry `index`; false if index is out of range. */
 bool		walseg_guc_describe(int index, WalsegGucDesc *out) WALSEG_NOEXCEPT;
 
@@ -102,9 +117,10 @@ bool		walseg_guc_check_int(int index, int64_t value, char *reason, size_t len) W
 bool		walseg_guc_check_string(int index, const char *value, char *reason,
 									size_t len) WALSEG_NOEXCEPT;
 
-/* The library's rules across settings (check_walseg_settings) over the values given as
- * text (SHOW's form). Returns the number of broken rules and writes their messages, one per
- * line, into out. Values that do not parse are reported the same way. */
+/* What the walseg tool would say of these settings as a file's values: each value parsed and
+ * checked as the tool does (names outside the table are errors too), then the library's rules
+ * across settings (check_walseg_settings). Returns the number of errors and writes their
+ * messages, one per line, into out. */
 int			walseg_guc_cross_check(const char *const *names, const char *const *values, int n,
 								   char *out, size_t len) WALSEG_NOEXCEPT;
 

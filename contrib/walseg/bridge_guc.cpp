@@ -11,6 +11,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,16 +39,25 @@ const char* stable_copy(std::string_view s) {
 struct Strings {
   const char* name;
   const char* description;
+  const char* postgres_note;
+  const char* default_text;
   const char* string_default;
   std::vector<const char*> options;
 };
+
+// SHOW's form of an entry's default ("2", "zero_write", "16MB").
+std::string default_text(const SettingDef& def) {
+  walseg::guc::Registry registry = walseg::guc::make_walseg_registry();
+  return registry.show(def.name)->value;
+}
 
 // One Strings per table entry, built on first use.
 const std::vector<Strings>& strings() {
   static const std::vector<Strings> all = [] {
     std::vector<Strings> v;
     for (const SettingDef& def : walseg::guc::walseg_settings()) {
-      Strings s{stable_copy(def.name), stable_copy(def.description), nullptr, {}};
+      Strings s{stable_copy(def.name), stable_copy(def.description),
+                stable_copy(def.postgres_note), stable_copy(default_text(def)), nullptr, {}};
       if (auto* str = std::get_if<walseg::guc::StringSpec>(&def.spec))
         s.string_default = stable_copy(str->default_value);
       if (auto* e = std::get_if<walseg::guc::EnumSpec>(&def.spec))
@@ -134,6 +144,21 @@ int walseg_guc_count(void) noexcept {
   return static_cast<int>(walseg::guc::walseg_settings().size());
 }
 
+int walseg_guc_index(WalsegSettingId id) noexcept {
+  namespace names = walseg::guc::names;
+  std::string_view name;
+  switch (id) {
+    case WALSEG_SETTING_INIT_METHOD: name = names::kInitMethod; break;
+    case WALSEG_SETTING_FALLOCATE_FALLBACK: name = names::kFallocateFallback; break;
+    case WALSEG_SETTING_PREALLOC_SEGMENTS: name = names::kPreallocSegments; break;
+    case WALSEG_SETTING_FILL_IO_CLASS: name = names::kFillIoClass; break;
+  }
+  auto defs = walseg::guc::walseg_settings();
+  for (std::size_t i = 0; i < defs.size(); ++i)
+    if (defs[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
 bool walseg_guc_describe(int index, WalsegGucDesc* out) noexcept {
   try {
     const SettingDef* def = def_at(index);
@@ -142,6 +167,9 @@ bool walseg_guc_describe(int index, WalsegGucDesc* out) noexcept {
     const Strings& s = strings()[static_cast<std::size_t>(index)];
     out->name = s.name;
     out->description = s.description;
+    out->in_postgres = def->hosts == walseg::guc::Hosts::kToolAndPostgres;
+    out->postgres_note = s.postgres_note;
+    out->default_text = s.default_text;
     out->string_default = s.string_default;
     out->context = to_c(def->context);
     std::visit(Describe{out}, def->spec);

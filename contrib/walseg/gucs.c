@@ -1,28 +1,32 @@
 /*
- * contrib/walseg/gucs.c: registers the walseg library's settings table with PostgreSQL.
+ * contrib/walseg/gucs.c: registers with PostgreSQL the library's settings that the extension
+ * uses.
  *
- * One source of truth: names, descriptions, types, base units, bounds, defaults, enum values
- * and check hooks all come from the library's table (guc_definitions.h) through bridge.h;
- * this file only maps them onto DefineCustom*Variable and reserves the "walseg" prefix, so
- * SHOW, SET, ALTER SYSTEM and pg_settings treat them as built-in settings and a settings
- * file written for the walseg tool can be included in postgresql.conf.
+ * One source of truth: names, descriptions, types, base units, bounds, defaults, enum values,
+ * check hooks, whether PostgreSQL uses a setting and what it means there all come from the
+ * library's table (guc_definitions.h) through bridge.h; this file only maps them onto
+ * DefineCustom*Variable and reserves the "walseg" prefix, so SHOW, SET, ALTER SYSTEM and
+ * pg_settings treat them as built-in settings.
+ *
+ * Registered: only the entries the table marks as used inside PostgreSQL (walseg.init_method,
+ * walseg.fallocate_fallback, walseg.prealloc_segments, walseg.fill_io_class). The others
+ * describe the walseg tool's own WAL, and PostgreSQL has its own setting for each (the segment
+ * size is always wal_segment_size): registered, SHOW would print a value nothing inside
+ * PostgreSQL uses (16MB on a 1 MB-segment cluster). Because the prefix is reserved, a
+ * settings file written for the tool can still be included in postgresql.conf: PostgreSQL
+ * applies the settings it has and refuses the tool's names as invalid (a WARNING at start, LOG
+ * at a reload), and the preallocator says which ones those are (guc_report.c).
  *
  * Mapping: library base unit B/kB/MB/ms/s/min -> GUC_UNIT_BYTE/KB/MB/MS/S/MIN, so PostgreSQL
  * parses units exactly as the tool does (case-sensitive, multiplier 1024, a number without
  * unit in the base unit, fractions rounded). Contexts: postmaster -> PGC_POSTMASTER,
  * sighup -> PGC_SIGHUP, user -> PGC_SUSET (as PostgreSQL's wal_init_zero and wal_recycle).
- *
- * What applies inside PostgreSQL (also in each setting's long description):
- *   used:  walseg.init_method, walseg.fallocate_fallback, walseg.prealloc_segments;
- *   shown: the rest describe the walseg tool's own WAL. In particular the segment size is
- *          always PostgreSQL's wal_segment_size, never walseg.segment_size, and the
- *          preallocator's horizon follows min_wal_size/max_wal_size, not walseg.min_size/
- *          walseg.max_size.
  * Additions of the extension (the library's table stays the tool's truth):
  *   - walseg.init_method refuses none and fallocate_keep_size: they make files shorter than
  *     the segment size, which PostgreSQL's WAL reader and archive tools cannot use;
  *   - without shared_preload_libraries, postmaster-context settings are registered read-only
- *     (PGC_INTERNAL): PostgreSQL refuses to create PGC_POSTMASTER settings after start.
+ *     (PGC_INTERNAL): PostgreSQL refuses to create PGC_POSTMASTER settings after start. (No
+ *     registered setting has that context today; the rule stays for the next one.)
  */
 #include "walseg.h"
 
@@ -49,42 +53,16 @@ static int	idx_init_method = -1;
 static int	idx_fallocate_fallback = -1;
 static int	idx_fill_io_class = -1;
 
-/* What each setting means inside PostgreSQL (the long description). */
-static const struct
-{
-	const char *name;
-	const char *note;
-}			pg_notes[] = {
-	{"walseg.segment_size", "Used by the walseg tool. Inside PostgreSQL segments always have wal_segment_size bytes; this value is only validated and shown."},
-	{"walseg.init_method", "Used by the preallocator and walseg_prealloc(). Inside PostgreSQL none and fallocate_keep_size are refused: segments must have their full size."},
-	{"walseg.fallocate_fallback", "Used by the preallocator and walseg_prealloc() when posix_fallocate is not supported."},
-	{"walseg.recycle", "Used by the walseg tool. Inside PostgreSQL wal_recycle applies."},
-	{"walseg.min_size", "Used by the walseg tool. Inside PostgreSQL min_wal_size applies, also to the preallocator's horizon."},
-	{"walseg.max_size", "Used by the walseg tool. Inside PostgreSQL max_wal_size applies and bounds how far ahead the preallocator goes."},
-	{"walseg.fill_io_class", "The preallocator applies it to its own fills; walseg_prealloc() runs in the calling backend at that backend's class."},
-	{"walseg.prealloc_segments", "Future segments the preallocator keeps in pg_wal ahead of the insert position, within max_wal_size."},
-	{"walseg.sync_method", "Used by the walseg tool. Inside PostgreSQL wal_sync_method applies."},
-	{"walseg.commit_delay", "Used by the walseg tool. Inside PostgreSQL commit_delay and commit_siblings apply."},
-	{"walseg.io_method", "Used by the walseg tool."},
-	{"walseg.direct_io", "Used by the walseg tool."},
-	{"walseg.block_size", "Used by the walseg tool. Inside PostgreSQL the WAL page size is fixed at build time."},
-	{"walseg.wal_buffers", "Used by the walseg tool. Inside PostgreSQL wal_buffers applies."},
-};
-
+/* The long description: the table's note on PostgreSQL, and why a setting is read-only. */
 static const char *
-pg_note(const char *name, bool readonly)
+long_description(const WalsegGucDesc *d, bool readonly)
 {
-	const char *note = NULL;
-
-	for (size_t i = 0; i < lengthof(pg_notes); i++)
-		if (strcmp(pg_notes[i].name, name) == 0)
-			note = pg_notes[i].note;
 	if (!readonly)
-		return note;
+		return d->postgres_note;
 	/* PostgreSQL keeps the pointer for the life of the process. */
 	return MemoryContextStrdup(TopMemoryContext,
 							   psprintf("%s Read-only because walseg is not in shared_preload_libraries.",
-										note ? note : ""));
+										d->postgres_note));
 }
 
 static int
@@ -207,7 +185,7 @@ static void
 define_one(int i, const WalsegGucDesc *d, bool preloaded)
 {
 	GucContext	ctx = pg_context(d->context, preloaded);
-	const char *long_desc = pg_note(d->name, ctx == PGC_INTERNAL);
+	const char *long_desc = long_description(d, ctx == PGC_INTERNAL);
 	int			flags = unit_flags(d->unit);
 
 	/* A value from the configuration file that a read-only setting cannot take. */
@@ -247,19 +225,23 @@ define_one(int i, const WalsegGucDesc *d, bool preloaded)
 	}
 }
 
+/* The table index of a setting the C side reads; it must be one PostgreSQL registers. */
 static int
-index_of(const char *name)
+index_of(WalsegSettingId id)
 {
-	for (int i = 0; i < nsettings; i++)
-		if (strcmp(descs[i].name, name) == 0)
-			return i;
-	elog(ERROR, "the walseg settings table has no \"%s\"", name);
-	return -1;
+	int			i = walseg_guc_index(id);
+
+	if (i < 0 || i >= nsettings)
+		elog(ERROR, "the walseg settings table has no setting %d", (int) id);
+	if (!descs[i].in_postgres)
+		elog(ERROR, "walseg setting \"%s\" is read inside PostgreSQL but not registered there",
+			 descs[i].name);
+	return i;
 }
 
 /*
- * Defines every walseg setting. preloaded: called from shared_preload_libraries, so
- * postmaster-context settings can be real PGC_POSTMASTER settings.
+ * Defines the walseg settings PostgreSQL uses. preloaded: called from shared_preload_libraries,
+ * so postmaster-context settings can be real PGC_POSTMASTER settings.
  */
 void
 walseg_define_gucs(bool preloaded)
@@ -272,13 +254,24 @@ walseg_define_gucs(bool preloaded)
 		if (!walseg_guc_describe(i, &descs[i]))
 			elog(ERROR, "could not read walseg setting %d", i);
 	/* Indices first: the init_method check hook may run while it is being defined. */
-	idx_prealloc_segments = index_of("walseg.prealloc_segments");
-	idx_init_method = index_of("walseg.init_method");
-	idx_fallocate_fallback = index_of("walseg.fallocate_fallback");
-	idx_fill_io_class = index_of("walseg.fill_io_class");
+	idx_prealloc_segments = index_of(WALSEG_SETTING_PREALLOC_SEGMENTS);
+	idx_init_method = index_of(WALSEG_SETTING_INIT_METHOD);
+	idx_fallocate_fallback = index_of(WALSEG_SETTING_FALLOCATE_FALLBACK);
+	idx_fill_io_class = index_of(WALSEG_SETTING_FILL_IO_CLASS);
 	for (int i = 0; i < nsettings; i++)
-		define_one(i, &descs[i], preloaded);
+		if (descs[i].in_postgres)
+			define_one(i, &descs[i], preloaded);
 	MarkGUCPrefixReserved("walseg");
+}
+
+/* The table entry named `name` (case-insensitive, as GUC names are), or NULL. */
+const WalsegGucDesc *
+walseg_guc_find(const char *name)
+{
+	for (int i = 0; i < nsettings; i++)
+		if (pg_strcasecmp(descs[i].name, name) == 0)
+			return &descs[i];
+	return NULL;
 }
 
 int
@@ -309,28 +302,4 @@ int
 walseg_guc_fill_io_class(void)
 {
 	return int_vars[idx_fill_io_class];
-}
-
-/*
- * Logs, at LOG, the library's rules across settings that the current values break (e.g.
- * walseg.max_size below walseg.min_size). They matter to the walseg tool reading the same
- * file, not to the server, so they are reported, not enforced.
- */
-void
-walseg_log_cross_check(void)
-{
-	const char *names[WALSEG_MAX_GUCS];
-	const char *values[WALSEG_MAX_GUCS];
-	char		out[2048];
-
-	for (int i = 0; i < nsettings; i++)
-	{
-		names[i] = descs[i].name;
-		/* SHOW's form, with units, palloc'd (GetConfigOption shares one buffer). */
-		values[i] = GetConfigOptionByName(descs[i].name, NULL, false);
-	}
-	if (walseg_guc_cross_check(names, values, nsettings, out, sizeof(out)) > 0)
-		ereport(LOG,
-				(errmsg("walseg settings would be rejected by the walseg tool"),
-				 errdetail("%s", out)));
 }

@@ -5,7 +5,9 @@
  * WALWriteLock, and preallocates at most one, at checkpoints).
  *
  * One loop: sleep on the latch (woken by SIGHUP, SIGTERM, walseg_prealloc(), or the poll
- * interval), reload settings on SIGHUP, then top up (segment_create.c). PostgreSQL gives us
+ * interval), reload settings on SIGHUP, then top up (segment_create.c). At start and after a
+ * reload it says what the configuration files hold for walseg (guc_report.c): its start line
+ * names each walseg value PostgreSQL refused, with the value used instead. PostgreSQL gives us
  * no event for "the insert position entered a new segment", so the worker polls it; a poll
  * is one spinlock read. It starts after recovery finishes and does nothing while recovery is
  * in progress (where PostgreSQL's own InstallXLogFileSegmentActive would be false).
@@ -116,6 +118,34 @@ apply_fill_io_class(void)
 		ereport(WARNING, (errmsg("walseg preallocator: %s", why)));
 }
 
+/*
+ * The start line (at_start) or, after a reload, a line if anything was refused: each walseg
+ * setting whose value in the configuration PostgreSQL refused, with the value used instead.
+ * PostgreSQL's own WARNING about it comes from the postmaster while it loads walseg, before
+ * anyone looks at the log; this line is where a DBA checks that the preallocator runs.
+ */
+static void
+log_settings(bool at_start)
+{
+	WalsegRefused refused;
+
+	walseg_check_config_files(at_start, &refused);
+	if (at_start)
+		ereport(LOG,
+				(errmsg("walseg preallocator started: %d segments ahead, segment size %d bytes%s%s",
+						walseg_guc_prealloc_segments(), wal_segment_size,
+						refused.count > 0 ? "; invalid in the configuration, not applied: " : "",
+						refused.names.data),
+				 refused.count > 0 ? errdetail("%s", refused.details.data) : 0));
+	else if (refused.count > 0)
+		ereport(LOG,
+				(errmsg("walseg preallocator reloaded its settings; invalid in the configuration, not applied: %s",
+						refused.names.data),
+				 errdetail("%s", refused.details.data)));
+	pfree(refused.names.data);
+	pfree(refused.details.data);
+}
+
 void
 walseg_preallocator_main(Datum arg)
 {
@@ -136,10 +166,8 @@ walseg_preallocator_main(Datum arg)
 	if (removed > 0)
 		ereport(LOG, (errmsg("walseg removed %d scratch directories left in \"%s\" by a crash",
 							 removed, XLOGDIR)));
-	walseg_log_cross_check();
 	apply_fill_io_class();
-	ereport(LOG, (errmsg("walseg preallocator started: %d segments ahead, segment size %d bytes",
-						 walseg_guc_prealloc_segments(), wal_segment_size)));
+	log_settings(true);
 
 	while (!ShutdownRequestPending)
 	{
@@ -152,7 +180,7 @@ walseg_preallocator_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
-			walseg_log_cross_check();
+			log_settings(false);
 			apply_fill_io_class();
 		}
 		walseg_pacer_observe(pacer, GetXLogInsertRecPtr());

@@ -2,10 +2,11 @@
  * contrib/walseg/walseg.h: what the C files of the extension share.
  *
  * The extension is a thin adapter (DESIGN.md, extension layer): module.c loads it and owns
- * the shared statistics, gucs.c registers the library's settings table with PostgreSQL,
- * segment_create.c creates future segments in pg_wal with PostgreSQL's installation
- * protocol, preallocator.c is the background worker that keeps them ahead, and
- * sql_functions.c is the SQL interface. The library is reached only through bridge.h.
+ * the shared statistics, gucs.c registers the library's settings with PostgreSQL,
+ * guc_report.c says what the configuration files hold for them, segment_create.c creates
+ * future segments in pg_wal with PostgreSQL's installation protocol, preallocator.c is the
+ * background worker that keeps them ahead, and sql_functions.c is the SQL interface. The
+ * library is reached only through bridge.h.
  *
  * Error levels (STYLE.md habit 5): the preallocator reports failures at LOG and retries
  * later; SQL functions raise ERROR; nothing here raises PANIC or FATAL.
@@ -19,6 +20,7 @@
 
 #include "access/xlogdefs.h"
 #include "datatype/timestamp.h"
+#include "lib/stringinfo.h"
 #include "storage/spin.h"
 
 #include "bridge.h"
@@ -68,7 +70,19 @@ extern int	walseg_guc_prealloc_segments_max(void);
 extern int	walseg_guc_init_method(void);
 extern int	walseg_guc_fallocate_fallback(void);
 extern int	walseg_guc_fill_io_class(void);
-extern void walseg_log_cross_check(void);
+extern const WalsegGucDesc *walseg_guc_find(const char *name);
+
+/* ---- guc_report.c ---- */
+
+/* Values of registered walseg settings in the configuration files that PostgreSQL refused. */
+typedef struct WalsegRefused
+{
+	int			count;
+	StringInfoData names;		/* "walseg.x = 'v' (using 2, the default), ..." */
+	StringInfoData details;		/* one line each: where, and PostgreSQL's reason */
+} WalsegRefused;
+
+extern void walseg_check_config_files(bool at_start, WalsegRefused *refused);
 
 /* ---- segment_create.c ---- */
 

@@ -3,14 +3,16 @@
 // defaults, settings files, the command line and SET; nothing below the guc layer reads settings
 // any other way.
 //
-// Each enum has a name table (kInitMethodNames, ...) in declaration order; the guc layer's
-// definitions static_assert that their option lists match these tables.
+// Each enum has a name table (kInitMethodNames, ...) in declaration order, also reachable as
+// kEnumNames<Enum>; the guc layer's definitions static_assert that every enum setting's
+// option list matches the table of the enum its Config member has.
 // Thread-safety: a Config is a plain value; copy it freely.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace walseg {
@@ -58,6 +60,28 @@ inline constexpr std::array<std::string_view, 2> kIoMethodNames = {"pwrite", "io
 /// as RocksDB's Env::LowerThreadPoolIOPriority for its background threads.
 enum class FillIoClass { kBestEffort, kIdle };
 inline constexpr std::array<std::string_view, 2> kFillIoClassNames = {"best_effort", "idle"};
+
+// Each name table has one name per enumerator: the last enumerator's index is its size - 1.
+static_assert(kInitMethodNames.size() == static_cast<std::size_t>(InitMethod::kAuto) + 1);
+static_assert(kFallbackMethodNames.size() == static_cast<std::size_t>(FallbackMethod::kError) + 1);
+static_assert(kSyncMethodNames.size() == static_cast<std::size_t>(SyncMethod::kOpenSync) + 1);
+static_assert(kIoMethodNames.size() == static_cast<std::size_t>(IoMethod::kIoUring) + 1);
+static_assert(kFillIoClassNames.size() == static_cast<std::size_t>(FillIoClass::kIdle) + 1);
+
+/// The name table of enum E, for code generic over the enums (the settings table checks its
+/// enum option lists against these). Empty for a type that has none.
+template <typename E>
+inline constexpr std::span<const std::string_view> kEnumNames = {};
+template <>
+inline constexpr std::span<const std::string_view> kEnumNames<InitMethod> = kInitMethodNames;
+template <>
+inline constexpr std::span<const std::string_view> kEnumNames<FallbackMethod> = kFallbackMethodNames;
+template <>
+inline constexpr std::span<const std::string_view> kEnumNames<SyncMethod> = kSyncMethodNames;
+template <>
+inline constexpr std::span<const std::string_view> kEnumNames<IoMethod> = kIoMethodNames;
+template <>
+inline constexpr std::span<const std::string_view> kEnumNames<FillIoClass> = kFillIoClassNames;
 
 template <typename Enum, std::size_t N>
 constexpr std::string_view enum_name(Enum e, const std::array<std::string_view, N>& names) {

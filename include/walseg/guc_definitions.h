@@ -1,23 +1,25 @@
 // walseg's settings: the table (one entry per setting, in src/guc/definitions.cpp), the rules
 // across settings, and the typed Config snapshot built from a registry over that table.
 //
-// Base units (what a number written without a unit means) and ranges:
+// Base units (what a number written without a unit means), ranges, and where each applies
+// (tool: only the walseg tool; both: the tool and the PostgreSQL extension, which registers
+// only these with PostgreSQL):
 //
-//   setting                    type     base unit  range                   default     context
-//   walseg.segment_size        integer  kB         1024 .. 1048576, 2^n    16MB        postmaster
-//   walseg.init_method         enum                zero_write, ...         zero_write  user
-//   walseg.fallocate_fallback  enum                zero_write, ...         zero_write  user
-//   walseg.recycle             bool                                        on          user
-//   walseg.min_size            integer  MB         2 .. 2147483647         80MB        sighup
-//   walseg.max_size            integer  MB         2 .. 2147483647         1GB         sighup
-//   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup
-//   walseg.fill_io_class       enum                best_effort, idle       best_effort sighup
-//   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup
-//   walseg.commit_delay        integer  (none, us) 0 .. 100000             150         user
-//   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster
-//   walseg.direct_io           bool                                        off         postmaster
-//   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster
-//   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster
+//   setting                    type     base unit  range                   default     context    hosts
+//   walseg.segment_size        integer  kB         1024 .. 1048576, 2^n    16MB        postmaster tool
+//   walseg.init_method         enum                zero_write, ...         zero_write  user       both
+//   walseg.fallocate_fallback  enum                zero_write, ...         zero_write  user       both
+//   walseg.recycle             bool                                        on          user       tool
+//   walseg.min_size            integer  MB         2 .. 2147483647         80MB        sighup     tool
+//   walseg.max_size            integer  MB         2 .. 2147483647         1GB         sighup     tool
+//   walseg.prealloc_segments   integer  (none)     0 .. 1024               2           sighup     both
+//   walseg.fill_io_class       enum                best_effort, idle       best_effort sighup     both
+//   walseg.sync_method         enum                fdatasync, ...          fdatasync   sighup     tool
+//   walseg.commit_delay        integer  (none, us) 0 .. 100000             150         user       tool
+//   walseg.io_method           enum                pwrite, io_uring        pwrite      postmaster tool
+//   walseg.direct_io           bool                                        off         postmaster tool
+//   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster tool
+//   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster tool
 //
 // Why these units: min_size and max_size use MB as PostgreSQL's min_wal_size/max_wal_size do;
 // block_size uses bytes because PostgreSQL shows its block sizes in bytes (8192);
@@ -32,12 +34,18 @@
 // at start (postmaster); init method, fallback, recycling and commit_delay may change per
 // session as PostgreSQL's wal_init_zero/wal_recycle/commit_delay (SUSET) do; the rest follow a
 // reload (sighup).
+// Hosts: inside PostgreSQL walseg only makes future segments, so the extension uses how a
+// segment is made (init_method, fallocate_fallback), how many are kept ahead
+// (prealloc_segments) and the fills' I/O class; for the rest PostgreSQL has its own settings
+// (wal_segment_size, wal_recycle, min_wal_size, ...) or the setting concerns the tool's own
+// writer (io_method, direct_io), so showing walseg's value there would mislead.
 //
 // Rules across settings, checked at start and after a reload (guc_load.h):
 //   min_size >= 2 * segment_size (PostgreSQL's rule for min_wal_size), max_size >= min_size,
 //   wal_buffers >= 4 * block_size (PostgreSQL's minimum of four WAL pages).
 //
-// Not for: the PostgreSQL extension's registration of the same table (contrib/walseg).
+// Not for: the PostgreSQL extension's registration of the `both` entries (contrib/walseg,
+// which reads each entry's hosts and postgres_note from this table).
 // Thread-safety: the table is immutable; make_walseg_registry returns an independent value.
 #pragma once
 
@@ -52,6 +60,8 @@ namespace walseg::guc {
 
 inline constexpr std::string_view kWalsegPrefix = "walseg.";
 
+/// The settings' names (with the prefix), for code that looks one up: a name, not a value.
+namespace names {
 inline constexpr std::string_view kSegmentSize = "walseg.segment_size";
 inline constexpr std::string_view kInitMethod = "walseg.init_method";
 inline constexpr std::string_view kFallocateFallback = "walseg.fallocate_fallback";
@@ -66,8 +76,10 @@ inline constexpr std::string_view kIoMethod = "walseg.io_method";
 inline constexpr std::string_view kDirectIo = "walseg.direct_io";
 inline constexpr std::string_view kBlockSize = "walseg.block_size";
 inline constexpr std::string_view kWalBuffers = "walseg.wal_buffers";
+}  // namespace names
 
-/// The table, in the order SHOW ALL lists it. Static storage.
+/// The table, in the order SHOW ALL lists it. Static storage. Every entry fills one Config
+/// member (SettingDef::field), and every Config member is filled by one entry.
 std::span<const SettingDef> walseg_settings();
 
 /// The cross-setting rules above, one error (kCrossCheck) per broken rule.
@@ -76,8 +88,9 @@ std::vector<ConfigError> check_walseg_settings(const Registry& registry);
 /// A registry over walseg_settings() with prefix "walseg." and check_walseg_settings.
 Registry make_walseg_registry();
 
-/// The snapshot the library reads; sizes converted to bytes. `registry` must be a walseg
-/// registry (else std::logic_error).
+/// The snapshot the library reads: each entry's effective value stored into its Config member
+/// (sizes converted to bytes). `registry` must be a walseg registry, one over
+/// walseg_settings() (else std::logic_error).
 Config make_config(const Registry& registry);
 
 }  // namespace walseg::guc

@@ -2,7 +2,10 @@
 // checks PostgreSQL's set_config_option applies (type, unit, range, check hook, context).
 //
 // Settings are declared as a table of SettingDef, one entry per setting, like PostgreSQL's
-// guc_tables.c; walseg's table is in guc_definitions.h, tests build their own. A value is
+// guc_tables.c; walseg's table is in guc_definitions.h, tests build their own. An entry holds
+// everything about its setting (name, context, description, type, default, unit, bounds, enum
+// options, check hook, the Config member it fills, which hosts use it and what it means inside
+// PostgreSQL), so nothing about a setting is written anywhere else. A value is
 // stored per source (default < configuration file < command line < session SET) and the
 // highest-priority source present is the effective value, so RESET (dropping the session
 // value) and a reload (replacing the file values) never disturb the other sources.
@@ -26,6 +29,7 @@
 #include <variant>
 #include <vector>
 
+#include "walseg/config.h"
 #include "walseg/guc_error.h"
 #include "walseg/guc_value.h"
 
@@ -74,12 +78,41 @@ struct EnumSpec {
   int default_value;
 };
 
+class Registry;
+struct SettingDef;
+
+/// Which programs act on a setting. Every setting is the walseg tool's; a setting a host
+/// embeds (the PostgreSQL extension) is registered there only if it says kToolAndPostgres,
+/// because the others describe the tool's own WAL, for which the host has settings of its own.
+enum class Hosts { kTool, kToolAndPostgres };
+
+/// The Config member an entry fills, so that building the snapshot is a loop over the table
+/// (walseg's make_config) and the table can be checked against Config at compile time.
+/// Tables that build no Config (tests') leave it empty.
+struct ConfigField {
+  enum class Kind { kNone, kBool, kInteger, kEnum };
+  Kind kind = Kind::kNone;
+  /// Copies the effective value of `def` from `registry` into its member of `config`; an
+  /// integer in a memory unit is converted to bytes (Config's sizes are bytes).
+  void (*store)(const Registry& registry, const SettingDef& def, Config& config) = nullptr;
+  /// Integer members: the range of the member's type, in the member's unit (bytes for sizes).
+  std::int64_t min = 0;
+  std::uint64_t max = 0;
+  /// Enum members: the enum's names in enumerator order (config.h's kEnumNames).
+  std::span<const std::string_view> enum_names;
+};
+
 /// One table entry. `name` includes the registry's prefix ("walseg.segment_size").
 struct SettingDef {
   std::string_view name;
   Context context;
   std::string_view description;
   std::variant<BoolSpec, IntSpec, RealSpec, StringSpec, EnumSpec> spec;
+  ConfigField field = {};
+  Hosts hosts = Hosts::kTool;
+  /// What the setting means inside PostgreSQL (the extension's long description): what it
+  /// does there, or which PostgreSQL setting applies instead. Empty if nothing to say.
+  std::string_view postgres_note = {};
 };
 
 /// A parsed value: bool, integer in the base unit, real in the base unit, string, or for
@@ -109,7 +142,6 @@ struct ShowRow {
 };
 
 /// Setting-wide check over several settings; returns every violated rule.
-class Registry;
 using CrossCheck = std::vector<ConfigError> (*)(const Registry& registry);
 
 class Registry {

@@ -1,14 +1,15 @@
 --
 -- walseg loaded by CREATE EXTENSION only, not by shared_preload_libraries: the settings
--- exist (postmaster-context ones read-only), the functions that need no preallocator work,
--- and what needs it says so.
+-- PostgreSQL uses exist with the configuration's values; the tool's setting in the
+-- configuration (walseg.segment_size) is dropped, with PostgreSQL's warning that the prefix
+-- is now reserved; the functions that need no preallocator work, and what needs it says so.
 --
 CREATE EXTENSION walseg;
 SELECT walseg_segment_name(1, 2);
 SELECT name, setting, context FROM pg_settings WHERE name LIKE 'walseg.%' ORDER BY name;
 SHOW walseg.segment_size;
 SHOW walseg.prealloc_segments;
-SELECT extra_desc FROM pg_settings WHERE name = 'walseg.segment_size';
+SELECT extra_desc FROM pg_settings WHERE name = 'walseg.prealloc_segments';
 SET walseg.segment_size = '16MB';
 SET walseg.init_method = sparse;
 SHOW walseg.init_method;

@@ -12,9 +12,9 @@ SELECT walseg_segment_name(1, 1);
 SELECT segno FROM walseg_parse_segment_name('000000010000000000000002');
 SELECT worker_pid IS NOT NULL AS running FROM walseg_status();
 SHOW walseg.init_method;
-SHOW walseg.segment_size;
+SHOW walseg.prealloc_segments;
 SET walseg.init_method = sparse;
-SET walseg.recycle = off;
+SET walseg.fallocate_fallback = error;
 ALTER SYSTEM SET walseg.prealloc_segments = 1;
 RESET ROLE;
 -- PostgreSQL 15's parameter privileges work for walseg's settings too.

@@ -346,10 +346,12 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "measure segment creation and commit cost per init method");
   cmd->add_option("--dir", a->dir, "where to make the scratch directory walseg-bench-XXXXXX (default: .)");
   cmd->add_flag("--keep", a->keep, "keep the scratch directory and everything bench made in it");
-  cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size, 16MB)");
+  cmd->add_option("--segment-size", a->segment_size,
+                  size_option_help("segment size (default: walseg.segment_size, 16MB)"));
   cmd->add_option("--segments", a->segments, "segments per method and phase")->transform(integer_in(1, 100000));
-  cmd->add_option("--write-size", a->write_size, "bytes per commit in the write phase");
-  cmd->add_option("--write-bytes", a->write_bytes, "bytes written per segment in the write phase");
+  cmd->add_option("--write-size", a->write_size, size_option_help("bytes per commit in the write phase (default 8kB)"));
+  cmd->add_option("--write-bytes", a->write_bytes,
+                  size_option_help("bytes written per segment in the write phase (default 4MB)"));
   cmd->add_flag("--full", a->full, "write whole segments in the write phase");
   cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
@@ -359,7 +361,8 @@ RegisterCommand reg("bench", [](CLI::App& app) {
       ->transform(integer_in(1, 1024));
   cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row")
       ->transform(seconds_in(0, false, 86400));
-  cmd->add_option("--switch-segment-size", a->switch_segment_size, "phase switch: segment size (default 1MB)");
+  cmd->add_option("--switch-segment-size", a->switch_segment_size,
+                  size_option_help("phase switch: segment size (default 1MB)"));
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (at least 8)")
       ->transform(integer_in(8, 100000));
   add_settings_options(*cmd, a->settings);

@@ -112,7 +112,7 @@ RegisterCommand reg("ls", [](CLI::App& app) {
   auto a = std::make_shared<LsArgs>();
   auto* cmd = app.add_subcommand("ls", "list a WAL directory and classify each file");
   cmd->add_option("--dir", a->dir, "WAL directory")->required();
-  cmd->add_option("--segment-size", a->segment_size, "segment size (default: walseg.segment_size)");
+  cmd->add_option("--segment-size", a->segment_size, size_option_help("segment size (default: walseg.segment_size)"));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_ls(*a); });
 });

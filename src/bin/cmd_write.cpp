@@ -57,7 +57,7 @@ RegisterCommand reg("write", [](CLI::App& app) {
   cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--records", a->records, "records to write in total (ignored with --seconds)")
       ->transform(integer_in(1, std::uint64_t{1} << 40));
-  cmd->add_option("--record-size", a->record_size, "payload bytes per record, e.g. 100 or 8kB");
+  cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"));
   cmd->add_option("--clients", a->clients, "concurrent clients")->transform(integer_in(1, 1024));
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (0: use --records)")
       ->transform(seconds_in(0, true, 86400));

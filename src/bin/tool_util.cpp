@@ -8,38 +8,54 @@
 
 #include <fmt/format.h>
 
+#include "walseg/guc_value.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
 
+namespace {
+
+// "010" (with optional spaces and sign before it): a zero followed by a digit.
+bool has_leading_zero(const std::string& text) {
+  std::size_t i = text.find_first_not_of(" \t\n\v\f\r+-");
+  return i != std::string::npos && i + 1 < text.size() && text[i] == '0' && text[i + 1] >= '0' &&
+         text[i + 1] <= '9';
+}
+
+}  // namespace
+
 std::uint64_t parse_size_option(const std::string& option, const std::string& text) {
-  std::size_t pos = 0;
-  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-  if (pos == 0 || pos > 18)
-    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\"", option, text));
-  std::uint64_t n = std::stoull(text.substr(0, pos));
-  std::string unit = text.substr(pos);
-  if (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
-  static const std::pair<const char*, int> kUnits[] = {
-      {"", 0}, {"B", 0}, {"kB", 10}, {"MB", 20}, {"GB", 30}, {"TB", 40}};
-  for (const auto& [name, shift] : kUnits) {
-    if (unit != name) continue;
-    if (shift > 0 && n > (~std::uint64_t{0} >> shift))
-      throw std::invalid_argument(fmt::format("value for {} is out of range: \"{}\"", option, text));
-    return n << shift;
+  // The settings parser reads "010" as octal 8, as PostgreSQL does; every integer option of
+  // the tool refuses a leading zero instead (number_options.h), and so does a size.
+  if (has_leading_zero(text)) {
+    const std::size_t nonzero = text.find_first_not_of(" \t\n\v\f\r+-0");
+    const std::string digits = nonzero == std::string::npos ? "0" : text.substr(nonzero);
+    throw std::invalid_argument(fmt::format(
+        "invalid value for {}: \"{}\": a leading zero is ambiguous (settings read it as octal); "
+        "write {} for decimal or 0x{} for hexadecimal",
+        option, text, digits, digits));
   }
-  throw std::invalid_argument(fmt::format(
-      "invalid value for {}: \"{}\"; valid units are \"B\", \"kB\", \"MB\", \"GB\", \"TB\"",
-      option, text));
+  const guc::Parsed<std::int64_t> p = guc::parse_int(text, guc::Unit::kBytes);
+  if (!p.value)
+    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\"{}{}", option, text,
+                                            p.hint.empty() ? "" : ". ", p.hint));
+  if (*p.value < 0)
+    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\": a size is not negative", option, text));
+  return static_cast<std::uint64_t>(*p.value);
 }
 
 std::uint64_t parse_segment_size_option(const std::string& option, const std::string& text) {
   const std::uint64_t bytes = parse_size_option(option, text);
   if (!is_valid_segment_size(bytes))
-    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\": a segment size is a power of two "
-                                            "from 1MB to 1GB",
-                                            option, text));
+    throw std::invalid_argument(fmt::format(
+        "invalid value for {}: \"{}\" is {} bytes, and a segment size is a power of two from 1MB to "
+        "1GB ({}, unlike walseg.segment_size, reads a number without a unit as bytes)",
+        option, text, bytes, option));
   return bytes;
+}
+
+std::string size_option_help(const std::string& what) {
+  return what + "; units B, kB, MB, GB, TB (case-sensitive, x1024); a number without a unit is bytes";
 }
 
 InitMethod parse_method_option(const std::string& text) {
