@@ -78,6 +78,12 @@ WAL_SEEDS = {
                              ops=query(1, 0, 1, 0, struct.pack("<I", 12345)) +
                              query(0, 0, 2, 0, struct.pack("<H", 3)) +
                              query(2, 1, 4, 5, bytes([8]))),
+    # Record 1 continues onto page 1 and ends 8 bytes before its end, so record 2's header is
+    # split over pages 1 and 2; the queries start at page 1 (the continuation skipped).
+    "split_header_after_continuation": wal(3, 1, [(medium(16283), 0), (tiny(10), 0),
+                                                  (tiny(20), 0)],
+                                           ops=query(0, 0, 2, 0, struct.pack("<H", 1)) +
+                                           query(1, 1, 2, 0, struct.pack("<H", 1))),
     "page_header_damage": wal(3, 2, [(large(60000), 0)] * 8,
                               ops=bytes([PAGE_FIELD, 0, 2, 0, 3, 4, 3,
                                          ZERO_RANGE, 1, 1, 0, 0x30, 1, 0, 0, 0, 1,

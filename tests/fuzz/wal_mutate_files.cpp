@@ -196,7 +196,7 @@ void control_bytes(Cursor& c, WalModel& m) {
 void add_query(Cursor& c, WalModel& m) {
   const std::uint8_t how = c.u8();
   Query q;
-  q.kind = static_cast<Query::Kind>(how % 3);
+  q.kind = static_cast<Query::Kind>((how & 3) % 3);
   q.with_control = (how >> 2) & 1;
   const std::uint64_t blk = m.params.block_size_bytes;
   const OriginalRecord* r = pick_record(c, m);

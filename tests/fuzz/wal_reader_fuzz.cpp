@@ -138,6 +138,13 @@ void check_recovery(const std::string& dir, const walseg::WalReaderOptions& o, c
         "find_end_of_wal disagrees with reading the records");
 }
 
+// The first original record that starts at or after lsn.
+const OriginalRecord* first_at_or_after(const WalModel& m, Lsn lsn) {
+  for (const OriginalRecord& r : m.records)
+    if (r.lsn >= lsn) return &r;
+  return nullptr;
+}
+
 // A seek on the reader that has read the WAL already (a seek after a stop, and with the
 // system identifier it has learnt), or, for kEndFrom, on a fresh one, whose reading
 // find_end_of_wal(from) must repeat.
@@ -153,9 +160,12 @@ void seek_query(const WalModel& m, walseg::WalReader& reused, const Query& q,
   const ReadAll r = read_all(m, reader, chain, whole ? SIZE_MAX : kQueryRecords);
   if (whole) check_recovery(dir, o, r, q.lsn);
   if (!trusted) return;
-  for (const OriginalRecord& rec : m.records)
-    if (rec.lsn == q.lsn && rec.end <= m.first_change)
-      check(!r.lsns.empty() && r.lsns.front() == q.lsn, "a seek to an untouched record missed it");
+  // A seek to a record's LSN reads that record; one to a page boundary of the WAL, the first
+  // record that starts on or after it (the continuation skipped): if no mutation touched it.
+  const OriginalRecord* want = first_at_or_after(m, q.lsn);
+  const bool page = q.lsn % m.params.block_size_bytes == 0 && q.lsn >= m.start;
+  if (want != nullptr && want->end <= m.first_change && (want->lsn == q.lsn || page))
+    check(!r.lsns.empty() && r.lsns.front() == want->lsn, "a seek to an untouched record missed it");
 }
 
 void find_query(const WalModel& m, walseg::WalReader& reader, const Query& q, bool trusted) {
@@ -176,12 +186,7 @@ void find_query(const WalModel& m, walseg::WalReader& reader, const Query& q, bo
   }
   if (!trusted) return;
   const std::uint64_t blk = m.params.block_size_bytes;
-  const OriginalRecord* want = nullptr;
-  for (const OriginalRecord& r : m.records)
-    if (r.lsn >= q.lsn) {
-      want = &r;
-      break;
-    }
+  const OriginalRecord* want = first_at_or_after(m, q.lsn);
   if (want == nullptr) {
     if (!m.mutated) check(!found, "find_next_record found a record past the end of WAL");
   } else if (q.lsn - q.lsn % blk >= m.start && want->end <= m.first_change) {
