@@ -184,7 +184,7 @@ void control_bytes(Cursor& c, WalModel& m) {
   const std::uint8_t how = c.u8();
   if (how % 3 == 0 || !m.control) {
     m.control.reset();
-  } else if (how % 3 == 1) {
+  } else if (how % 3 == 1 && !m.control->empty()) {
     const std::size_t at = c.u16() % m.control->size();
     (*m.control)[at] ^= static_cast<std::byte>(c.u8() | 1);
   } else {
