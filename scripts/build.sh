@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake pkg-config git
   libfmt-dev libcli11-dev nlohmann-json3-dev liburing-dev libisal-dev libboost-test-dev
-  clang libclang-rt-14-dev                 # libFuzzer target of the settings parser
+  clang libclang-rt-14-dev                 # libFuzzer targets (tests/fuzz)
   e2fsprogs xfsprogs btrfs-progs util-linux strace   # loop-mounted filesystem tests
   libfuse3-dev fuse3                       # walseg_lazyfs: power-cut tests (tests/lazyfs, bench/powercut.sh)
   postgresql-15 postgresql-server-dev-15 passwd libpq-dev  # contrib/walseg extension, pg_regress, crash test

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of walseg: the Boost.Test units and the loop-mounted filesystem cases through
-# ctest, then a bounded libFuzzer run of the settings-file parser. Expects scripts/build.sh to
-# have run (README's test command does both). Exits non-zero on any failure.
+# ctest, then a bounded run of every libFuzzer target (tests/fuzz/run_fuzz.sh,
+# WALSEG_FUZZ_SECONDS each, default 60). Expects scripts/build.sh to have run (README's test
+# command does both). Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
