@@ -8,9 +8,12 @@
 // Not covered: how much the wait gains (walseg bench --phases commit, README.md).
 
 #include <atomic>
+#include <string>
 #include <chrono>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "wal_writer_fixture.h"
 
@@ -112,10 +115,18 @@ BOOST_AUTO_TEST_CASE(SlowAndBusyCommitters_LongDelay_TheBusyOneKeepsMostOfItsRat
     t.join();
     return busy;
   };
-  const std::uint64_t reference = busy_commits_with(0);
-  const std::uint64_t delayed = busy_commits_with(kLongDelayUs);
-  BOOST_TEST(delayed * 3 > reference, delayed << " busy commits at commit_delay = 100 ms, "
-                                                << reference << " at 0");
+  // A loaded machine can slow either run of a pair by more than the factor of three the check
+  // allows; the old code lost nine tenths in every pair, so one good pair out of three
+  // alternated ones separates the two without flaking.
+  std::string pairs;
+  bool kept_its_rate = false;
+  for (int round = 0; round < 3 && !kept_its_rate; ++round) {
+    const std::uint64_t reference = busy_commits_with(0);
+    const std::uint64_t delayed = busy_commits_with(kLongDelayUs);
+    pairs += fmt::format(" {} at 100 ms against {} at 0;", delayed, reference);
+    kept_its_rate = delayed * 3 > reference;
+  }
+  BOOST_TEST(kept_its_rate, "busy commits:" << pairs);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
