@@ -26,9 +26,9 @@
 #                 probability P% (torn writes); the others drop all (default 50; 0: never)
 #   --min-ms/--max-ms  the writer is killed this long after it starts (default 100..700)
 #   --fresh-dir   let `walseg write` create the WAL directory itself in each chain's first
-#                 round (by default the script makes it and makes its name durable first:
-#                 walseg does not fsync the parent of a directory it creates, so a cut can
-#                 take the whole WAL with it: this option shows it, as lost records)
+#                 round (by default the script makes it and makes its name durable first);
+#                 walseg fsyncs the parent of each directory it creates, and this option
+#                 checks it: a directory name lost at a cut shows as lost records
 #   --init-method M, --sync-method M  walseg.init_method and walseg.sync_method of the writer
 #                 (default zero_write and fdatasync); with fallocate_keep_size and none the
 #                 segments grow by appends, so their size is not checked
