@@ -51,11 +51,13 @@ run_one() {
 
 states_in() { sed -n 's/.*crash states explored: \([0-9]*\).*/\1/p' "$@" | awk '{s += $1} END {print s + 0}'; }
 
-total=0 failed=0 runs=0 started=$SECONDS
+# Only this invocation's logs count: a --work directory may hold the logs of earlier runs (of
+# older builds), whose states and problems are not this build's.
+total=0 failed=0 runs=0 started=$SECONDS logs=()
 while ((total < target)); do
   pids=() seeds=()
   for ((j = 0; j < jobs; ++j)); do
-    run_one "$seed" & pids+=($!) seeds+=("$seed")
+    run_one "$seed" & pids+=($!) seeds+=("$seed") logs+=("$work/run-$seed.log")
     seed=$((seed + 1))
   done
   for i in "${!pids[@]}"; do
@@ -65,18 +67,18 @@ while ((total < target)); do
     fi
     runs=$((runs + 1))
   done
-  total=$(states_in "$work"/run-*.log)
+  total=$(states_in "${logs[@]}")
   echo "crash_states.sh: $runs runs, $total crash states explored, $((SECONDS - started)) s"
 done
 
 echo
 echo "crash states explored per workload (all runs):"
-sed -n 's/^workload \([^:]*\): crash states explored: \([0-9]*\).*/\1 \2/p' "$work"/run-*.log |
+sed -n 's/^workload \([^:]*\): crash states explored: \([0-9]*\).*/\1 \2/p' "${logs[@]}" |
   awk '{s[$1] += $2} END {for (w in s) printf "  %-36s %d\n", w, s[w]}' | sort
 echo "crash states explored: $total in $runs runs, $((SECONDS - started)) s"
 echo
 echo "problems (states, summed over runs):"
-grep -h -E '^(KNOWN FINDING|.*error: in )' "$work"/run-*.log |
+grep -h -E '^(KNOWN FINDING|.*error: in )' "${logs[@]}" |
   sed -E 's/^KNOWN FINDING ([^ ]*) in workload ([^:]*): ([0-9]*) states: (.*)/\3 known \1, \2: \4/; s/.*error: in "[^"]*": (.*)/1 failing: \1/' |
   awk '{n = $1; $1 = ""; s[$0] += n} END {for (k in s) printf "  %8d %s\n", s[k], k}' | sort -k2 || true
 ((failed == 0))
