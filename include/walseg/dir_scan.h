@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "walseg/directory.h"
+#include "walseg/file.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
 
@@ -69,6 +70,13 @@ struct ScanReport {
 std::optional<std::string> foreign_reason(const Directory& dir, const std::string& name,
                                           std::uint64_t size_bytes, const WalControl& control,
                                           bool* ready);
+
+/// The same for an open file `f` (read with pread, so not an O_DIRECT descriptor), by what it
+/// is now: a regular file of one name (a hard link would make walseg's writes change another
+/// name's file too), at most a segment's size, whose first bytes are this WAL's ready stamp or
+/// long page header. For a writer about to write into a segment it was handed: the name may
+/// have been replaced or linked since the scan. Throws walseg::Error for stat/read errors.
+std::optional<std::string> foreign_reason(File& f, const WalControl& control, bool* ready);
 
 /// Scans `dir` for the WAL `control` describes. append_mode: the init method grows segments by
 /// appends (none, fallocate_keep_size), so shorter files are complete segments.

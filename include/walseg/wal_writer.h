@@ -141,7 +141,8 @@ class WalWriter {
   /// walseg.direct_io: the O_DIRECT unit of the segments opened so far; memory_unit() before
   /// the first. Caller holds write_mu_.
   std::uint64_t direct_unit() const { return direct_unit_ != 0 ? direct_unit_ : memory_unit(); }
-  File open_segment(const std::string& name);  // walseg.direct_io errors name the setting
+  File open_segment(const std::string& name);  // and checks it is still the segment walseg made
+  File open_segment_file(const std::string& name);  // walseg.direct_io errors name the setting
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);
   bool has_space_locked(Lsn end) const;

@@ -128,11 +128,26 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
                        control.segment_size_bytes);
   if (size_bytes < kReadyStampBytes)
     return fmt::format("it is {} bytes, too short to carry a walseg page header or ready stamp", size_bytes);
-  std::array<std::byte, kReadyStampBytes> b{};
   File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  return foreign_reason(f, control, ready);
+}
+
+std::optional<std::string> foreign_reason(File& f, const WalControl& control, bool* ready) {
+  const struct stat st = f.stat();
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_nlink != 1)
+    return fmt::format("it has {} names (hard links), and walseg's writes into it would change the file "
+                       "under the other names too",
+                       st.st_nlink);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size > control.segment_size_bytes)
+    return fmt::format("it is {} bytes, larger than a segment of this WAL ({} bytes)", size,
+                       control.segment_size_bytes);
+  std::array<std::byte, kReadyStampBytes> b{};
   for (std::size_t got = 0; got < b.size();) {
     const std::size_t n = f.pread(b.data() + got, b.size() - got, got);
-    if (n == 0) return "it was truncated while being read";
+    if (n == 0) return got == 0 && size == 0 ? "it is empty, too short to carry a walseg page header or ready stamp"
+                                             : "it is too short to carry a walseg page header or ready stamp";
     got += n;
   }
   if (is_ours(b, control, ready)) return std::nullopt;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "wal_io.h"
+#include "walseg/dir_scan.h"
 
 namespace walseg {
 
@@ -205,9 +206,41 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   return got_end;
 }
 
+namespace {
+
+// The name was walseg's segment when the manager scanned or made it, but the writer opens it
+// by name later (minutes later, for a preallocated one): something may have been moved onto
+// it or linked to it since. Checked on a descriptor of its own (the writer's may be O_DIRECT,
+// which a 40-byte pread cannot use) that must be the same file as the writer's.
+void refuse_unless_still_ours(const Directory& dir, const std::string& name, File& writer_file,
+                              const WalControl& control) {
+  File check = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  const struct stat a = writer_file.stat();
+  const struct stat b = check.stat();
+  bool ready = false;
+  std::optional<std::string> why = foreign_reason(check, control, &ready);
+  if (!why && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) why = "it was replaced while being opened";
+  if (!why) return;
+  const std::string path = dir.path_of(name);
+  throw make_error(EEXIST, "open", path,
+                   fmt::format("could not write to segment \"{}\": it is no longer the segment walseg made: {}. "
+                               "Something replaced or linked it after walseg made it; walseg writes only into "
+                               "its own files, and nothing was written to it. Move it out of the directory and "
+                               "start the writer again",
+                               path, *why));
+}
+
+}  // namespace
+
 // Through the manager's open directory, by name: a directory renamed or re-pointed meanwhile
 // must not make the writer write into another WAL that took its name.
 File WalWriter::open_segment(const std::string& name) {
+  File f = open_segment_file(name);
+  refuse_unless_still_ours(mgr_.directory(), name, f, mgr_.control());
+  return f;
+}
+
+File WalWriter::open_segment_file(const std::string& name) {
   const std::string path = mgr_.directory().path_of(name);
   const int flags = open_flags(cfg_) | O_NOFOLLOW;
   if (!cfg_.direct_io) return File::open_at(mgr_.directory(), name, flags);
