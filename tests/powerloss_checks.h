@@ -1,7 +1,7 @@
 // Helpers of powerloss_test, part two: the checks run on every crash state of a recorded
 // workload (powerloss_fixture.h), and the loop that explores them and prints what it found.
 //
-// A state passes when (DESIGN.md invariants 1, 3 and 5):
+// A state passes when:
 //   - every final segment name refers to a file of walseg.segment_size bytes (at most that in
 //     append mode) that got the name by a rename made when its fill was durable;
 //   - reading the WAL returns only records of this life, each intact, at the LSN it was

@@ -1,6 +1,6 @@
 // CrashModel: from a recorded list of io-layer mutations (walseg/io_record.h), the directory
-// contents a power cut after any prefix of them may leave (DESIGN.md "How durability is
-// tested"; the method of LevelDB's fault_injection_test and RocksDB's FaultInjectionTestFS,
+// contents a power cut after any prefix of them may leave (unsynced data lost, kept or
+// torn per 4 kB block, unsynced names lost; the method of LevelDB's fault_injection_test and RocksDB's FaultInjectionTestFS,
 // per 4 kB block as SQLite's crash VFS tears per sector, with ALICE's view of directory
 // operations as a separately persisted log).
 //
