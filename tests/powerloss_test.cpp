@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(CreateSegment_ByEveryInitMethod_NamesOnlyCompleteDurableFil
 
 // The PostgreSQL extension's path into pg_wal (contrib/walseg/segment_create.c): the library's
 // PreparedSegment, installed with DirFsyncFailure::kKeepNewName under PostgreSQL's lock. No
-// control file, no stamp (pg_wal is PostgreSQL's): only invariant 1 applies, for every method.
+// control file, no stamp (pg_wal is PostgreSQL's): only the rule that a final name names a complete file applies, for every method.
 BOOST_AUTO_TEST_CASE(ExtensionInstall_PreparedSegmentsKeepingTheNewName_NameOnlyCompleteDurableFiles) {
   for (InitMethod m : {InitMethod::kZeroWrite, InitMethod::kPosixFallocate, InitMethod::kGlibcEmulation,
                        InitMethod::kSparse}) {

@@ -140,7 +140,7 @@ static_assert((kPageFirstIsContRecord | kPageLongHeader | kPageBkpRemovable |
 //                           the Wal::open that wrote the record (walseg.control): records
 //                           of one life share it, each later life has a larger one, so a
 //                           record left at the same LSN by a write a crash tore can never
-//                           be read as a successor of a later life's records (invariant 5)
+//                           be read as a successor of a later life's records
 //   8      8    xl_prev     LSN of the previous record's header (0 for the first record)
 //   16     1    xl_info     high 4 bits: resource manager's use; low 4 (kRecordInfoMask) reserved
 //   17     1    xl_rmid     resource manager id; walseg writes kWalsegRmgrId
