@@ -182,6 +182,29 @@ BOOST_AUTO_TEST_CASE(ADirectoryReplacedByALinkDuringTheRun_NothingWhereItPointsI
     BOOST_TEST(slurp(victim + f) == "theirs\n", f);
 }
 
+BOOST_AUTO_TEST_CASE(ASignalIgnoredWhenBenchStarts_StaysIgnoredAndTheRunFinishes) {
+  // Under nohup (SIGHUP ignored) or in a non-interactive shell's background job (SIGINT
+  // ignored), bench blocked the signal anyway, took it by sigtimedwait and stopped.
+  for (int signo : {SIGINT, SIGHUP}) {
+    BOOST_TEST_CONTEXT("signal " << signo) {
+      const std::string parent = dir + "/p" + std::to_string(signo);
+      fs::create_directory(parent);
+      ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "1"}), dir + "/out",
+                    dir + "/err", {.ignore = {signo}});
+      BOOST_TEST_REQUIRE(!wait_for_scratch(parent).empty());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      p.signal(signo);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      p.signal(signo);
+      const int status = p.wait(60);
+      BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+      BOOST_TEST(!contains(slurp(dir + "/err"), "interrupted"), slurp(dir + "/err"));
+      BOOST_TEST(contains(slurp(dir + "/out"), "Group commit"), slurp(dir + "/out"));
+      BOOST_TEST(tree(parent).empty(), joined(tree(parent)));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(FilesUnderWalsegNamesPlantedInTheScratch_AreLeftNamedAndNotCalledRemoved) {
   // The cleanup removed every regular file named as walseg names its own, whoever made it, and
   // the message said "everything bench made in it was removed" next to what it left.
