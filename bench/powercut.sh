@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # powercut.sh: power-cut rounds on walseg_lazyfs (tests/lazyfs): a writer works, is killed
-# with SIGKILL at a random moment, the filesystem drops everything not durable (DESIGN.md,
-# "How durability is tested"), and the WAL is recovered and compared with the writer's log of
+# with SIGKILL at a random moment, the filesystem drops everything not durable (data written
+# after the last fsync/fdatasync, names not covered by a directory fsync), and the WAL is recovered and compared with the writer's log of
 # acknowledged commits. Prints, last, one line per target:
 #   powercut TARGET: R rounds, A acknowledged, L lost, S stale, T torn
 # and exits 1 if anything was lost, stale or torn (or a round could not run), 77 when FUSE

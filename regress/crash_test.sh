@@ -13,7 +13,7 @@
 #   2. after a random 1.5-4.5 s, `pg_ctl stop -m immediate` (a crash: no checkpoint, no
 #      flush of anything not yet flushed);
 #   3. with the server down, every file in pg_wal with a segment name must have exactly the
-#      segment size (DESIGN.md invariant 1: a final name only ever names a complete file);
+#      segment size (a final name only ever names a complete file);
 #   4. restart (crash recovery) and check that every acknowledged transaction is present
 #      with all its rows, that no transaction is present in part (atomicity), and that the
 #      preallocator is running again without failures;

@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE allocator_fallback
 #include <boost/test/unit_test.hpp>
 
-// Tests for include/walseg/allocator.h, part 2: the fallback rule of DESIGN.md invariant 2
-// (cases C02 and C05). "Not supported" answers from fallocate (EOPNOTSUPP, EINVAL, ENOSYS) lead
+// Tests for include/walseg/allocator.h, part 2: the fallback rule (cases C02
+// and C05: fall back only when the filesystem says "not supported"). "Not supported" answers from fallocate (EOPNOTSUPP, EINVAL, ENOSYS) lead
 // to the configured fallback and a file that is complete and fully allocated; every other
 // answer (ENOSPC, EIO, EBADF, EFBIG, ENOMEM) is thrown with its own errno text and nothing is
 // written. Errnos come from the "fallocate" failpoint, and EFBIG also from a real RLIMIT_FSIZE.

@@ -2,7 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 // Tests for include/walseg/directory.h: the durable-rename building blocks. The no-replace
-// rename is the heart of DESIGN.md invariant 1 ("nothing is replaced"), so it is checked against
+// rename is the heart of the install protocol ("nothing is replaced"), so it is checked against
 // existing targets of every kind, with the contents of both files compared byte for byte.
 
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # pg_waldump_tool_test.sh: PostgreSQL 15's own pg_waldump reads what the walseg writer wrote
-# (DESIGN.md "On-disk format": the external check nobody here wrote).
+# (the external check nobody here wrote).
 #
 # For each case: `walseg write --dir D --records N --record-size S` (1 MB segments), the end of
 # WAL from `walseg recover --dir D`, the first record from `walseg dump --limit 1`, then

@@ -1,7 +1,7 @@
 // Helpers of powerloss_test, part two: the checks run on every crash state of a recorded
 // workload (powerloss_fixture.h), and the loop that explores them and prints what it found.
 //
-// A state passes when (DESIGN.md invariants 1, 3 and 5):
+// A state passes when:
 //   - every final segment name refers to a file of walseg.segment_size bytes (at most that in
 //     append mode) that got the name by a rename made when its fill was durable;
 //   - reading the WAL returns only records of this life, each intact, at the LSN it was
@@ -61,7 +61,7 @@ inline std::string match(const Recording& r, walseg::TimeLineId tli, const std::
     if (it == expected.end() || it->end != rec.end_lsn || rec.payload.size() != it->size ||
         digest(rec.payload) != it->digest) {
       auto seq = seq_of(rec.payload);
-      why << "a record that was not written in this life is returned (invariant 5)\n  record at "
+      why << "a record that was not written in this life is returned\n  record at "
           << walseg::format_lsn(rec.lsn) << " ending at " << walseg::format_lsn(rec.end_lsn) << ", "
           << rec.payload.size() << " bytes, sequence " << (seq ? std::to_string(*seq) : "unreadable");
       return why.str();
@@ -90,10 +90,10 @@ inline std::string check_segment_names(const Recording& r, const walseg_crash::C
     const bool appending = walseg::append_mode(r.cfg.init_method);
     const std::uint64_t want = r.cfg.segment_size_bytes;
     if (appending ? size > want : size != want)
-      return "a final segment name refers to a file of the wrong size (invariant 1)\n  " + name + " has " +
+      return "a final segment name refers to a file of the wrong size\n  " + name + " has " +
              std::to_string(size) + " bytes, segment size " + std::to_string(want);
     if (!f.renamed_when_durable)
-      return "a final segment name was given to a file whose fill was not durable (invariant 1)\n  " + name;
+      return "a final segment name was given to a file whose fill was not durable\n  " + name;
   }
   return "";
 }
@@ -211,7 +211,7 @@ inline std::string check_state(const Recording& r, const Settings& s, std::size_
   const auto [lo, end] = required(r, cut);
   if (lo < end && (raw.count == 0 || raw.first > lo || raw.first + raw.count < end)) {
     std::ostringstream why;
-    why << "a record acknowledged before the cut is not read back (invariant 3)\n  records " << lo << ".." << end - 1
+    why << "a record acknowledged before the cut is not read back\n  records " << lo << ".." << end - 1
         << " (to " << walseg::format_lsn(r.records[end - 1].end) << ") must be read; read "
         << (raw.count == 0 ? std::string("none") : std::to_string(raw.first) + ".." + std::to_string(raw.first + raw.count - 1))
         << (exists ? "; reader stopped: " + walseg::describe(raw.stop) : "; the WAL directory is gone");

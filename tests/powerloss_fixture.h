@@ -106,7 +106,7 @@ struct Recording {
   std::string wal;   ///< its WAL directory, relative to root ("" when root is the WAL)
   walseg::Config cfg;
   walseg::TimeLineId timeline = 1;
-  /// Only the segment names are checked (invariant 1): for the PostgreSQL extension's install
+  /// Only the segment names are checked (a final name only ever names a complete file): for the PostgreSQL extension's install
   /// path, whose directory is pg_wal (no walseg.control, no WAL of walseg's).
   bool names_only = false;
   /// A workload's own check of each state (optional), run before the common ones.

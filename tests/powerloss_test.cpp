@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE powerloss
 #include <boost/test/unit_test.hpp>
 
-// Power-loss crash states of real workloads (DESIGN.md "How durability is tested", invariants
-// 1, 3, 4 and 5). Method: each workload runs once against the real library with the io
+// Power-loss crash states of real workloads (complete final names, acknowledged
+// records kept, the first failed sync final, no stale bytes read as records). Method: each workload runs once against the real library with the io
 // layer's mutation record on (walseg/io_record.h); then, for every cut after 0..N recorded
 // events, the crash model (tests/crash/crash_model.h) builds the states a power cut there may
 // leave, everything unsynced lost, everything kept, and seeded random ones (torn per 4 kB
@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(CreateSegment_ByEveryInitMethod_NamesOnlyCompleteDurableFil
 
 // The PostgreSQL extension's path into pg_wal (contrib/walseg/segment_create.c): the library's
 // PreparedSegment, installed with DirFsyncFailure::kKeepNewName under PostgreSQL's lock. No
-// control file, no stamp (pg_wal is PostgreSQL's): only invariant 1 applies, for every method.
+// control file, no stamp (pg_wal is PostgreSQL's): only the rule that a final name names a complete file applies, for every method.
 BOOST_AUTO_TEST_CASE(ExtensionInstall_PreparedSegmentsKeepingTheNewName_NameOnlyCompleteDurableFiles) {
   for (InitMethod m : {InitMethod::kZeroWrite, InitMethod::kPosixFallocate, InitMethod::kGlibcEmulation,
                        InitMethod::kSparse}) {

@@ -1,8 +1,8 @@
 #define BOOST_TEST_MODULE segment_install
 #include <boost/test/unit_test.hpp>
 
-// Tests for include/walseg/segment_install.h: the durable install protocol of DESIGN.md
-// invariant 1. After every call the directory is listed with readdir(2) and each file is
+// Tests for include/walseg/segment_install.h: the durable install protocol (a
+// final name only ever names a complete, fsynced file). After every call the directory is listed with readdir(2) and each file is
 // stat(2)ed here: a segment name must only ever name a complete, fully sized file, and after a
 // failure neither the temporary file nor the final name may remain. Syscall order (C13) is read
 // from io_trace. Crash (kill -9) points are in segment_install_crash_test.cpp.

@@ -8,7 +8,7 @@
 // Method: a fork()ed child opens a SegmentManager, arms a `crash` failpoint (an _exit(86) on
 // the spot, leaving files exactly as kill -9 would) at one step and runs the operation. The
 // parent checks the child died there (status 86), lists what the crash left, reopens the
-// directory and checks invariant 1 (every final segment name is a complete file of exactly
+// directory and checks the install protocol's promise (every final segment name is a complete file of exactly
 // segment_size bytes; temporary leftovers removed by the reopen's scan) and that the reopened
 // manager carries on. Power loss (dropping what was not fsynced) is not simulated here; the
 // syscall order that makes it safe is asserted by the C13 tests in segment_manager_test.cpp.
@@ -71,7 +71,7 @@ int run_child(const std::function<void()>& body) {
 failpoint::Spec crash_at(std::uint64_t nth) { return {failpoint::Kind::kCrash, 0, 0, nth, 1}; }
 
 struct CrashFixture : ManagerFixture {
-  /// What the crash left, then the reopen: invariant 1 and the temp clean-up.
+  /// What the crash left, then the reopen: complete final names and the temp clean-up.
   void check_after_crash(const KillPoint& kp, const std::string& path) {
     BOOST_TEST(segment_files(path) == names(kp.segments_after), boost::test_tools::per_element());
     BOOST_TEST(temp_files(path).size() == (kp.temp_left ? 1u : 0u));

@@ -1,6 +1,6 @@
 // Helpers shared by the segment manager tests (segment_manager_test.cpp and its split-off
 // files: _timeline_, _error_, _crash_): 1 MB segment names spelled out independently of
-// segment_name.h, the outside view of invariant 1, segment markers, planted segments (the
+// segment_name.h, the outside view of the install protocol, segment markers, planted segments (the
 // directory's own, with a ready stamp, or foreign ones), and a fixture with a fresh directory
 // and a small-segment Config.
 //

@@ -182,6 +182,112 @@ BOOST_AUTO_TEST_CASE(ADirectoryReplacedByALinkDuringTheRun_NothingWhereItPointsI
     BOOST_TEST(slurp(victim + f) == "theirs\n", f);
 }
 
+BOOST_AUTO_TEST_CASE(ASignalIgnoredWhenBenchStarts_StaysIgnoredAndTheRunFinishes) {
+  // Under nohup (SIGHUP ignored) or in a non-interactive shell's background job (SIGINT
+  // ignored), bench blocked the signal anyway, took it by sigtimedwait and stopped.
+  for (int signo : {SIGINT, SIGHUP}) {
+    BOOST_TEST_CONTEXT("signal " << signo) {
+      const std::string parent = dir + "/p" + std::to_string(signo);
+      fs::create_directory(parent);
+      ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "1"}), dir + "/out",
+                    dir + "/err", {.ignore = {signo}});
+      BOOST_TEST_REQUIRE(!wait_for_scratch(parent).empty());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      p.signal(signo);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      p.signal(signo);
+      const int status = p.wait(60);
+      BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+      BOOST_TEST(!contains(slurp(dir + "/err"), "interrupted"), slurp(dir + "/err"));
+      BOOST_TEST(contains(slurp(dir + "/out"), "Group commit"), slurp(dir + "/out"));
+      BOOST_TEST(tree(parent).empty(), joined(tree(parent)));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(FilesUnderWalsegNamesPlantedInTheScratch_AreLeftNamedAndNotCalledRemoved) {
+  // The cleanup removed every regular file named as walseg names its own, whoever made it, and
+  // the message said "everything bench made in it was removed" next to what it left.
+  const std::string parent = dir + "/p";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "1"}),
+                dir + "/out", dir + "/err");
+  const std::string scratch = wait_for_scratch(parent);
+  BOOST_TEST_REQUIRE(!scratch.empty());
+  for (const char* f : {"/000000010000000000000001", "/walseg.lock", "/walseg.control"})
+    std::ofstream(scratch + f) << "mine\n";
+  const int status = p.wait(60);
+  BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+  const std::string err = slurp(dir + "/err");
+  for (const char* f : {"/000000010000000000000001", "/walseg.lock", "/walseg.control"}) {
+    BOOST_TEST(slurp(scratch + f) == "mine\n", f);
+    BOOST_TEST(contains(err, std::string(f).substr(1)), err);
+  }
+  BOOST_TEST(contains(err, "\"" + scratch + "\""), err);
+  BOOST_TEST(!contains(err, "removed"), err);
+  const std::string name = fs::path(scratch).filename().string();
+  BOOST_TEST((tree(parent) == std::vector<std::string>{name, name + "/000000010000000000000001",
+                                                       name + "/walseg.control", name + "/walseg.lock"}),
+             joined(tree(parent)));
+}
+
+BOOST_AUTO_TEST_CASE(ADirectorySwappedIntoThePlaceOfOneOfBenchs_IsNotEnteredAndIsNamed) {
+  // The cleanup checked that each step of its walk was a real directory, not that it was the
+  // one bench made: another directory renamed into the place of one of bench's between two
+  // phases had its walseg-named files removed.
+  const std::string parent = dir + "/p", theirs = dir + "/theirs";
+  const std::vector<std::string> files = {"/1-pwrite/000000010000000000000001", "/1-pwrite/walseg.control",
+                                          "/1-pwrite/walseg.lock", "/000000010000000000000002"};
+  fs::create_directories(theirs + "/1-pwrite");
+  for (const auto& f : files) std::ofstream(theirs + f) << "theirs\n";
+  fs::create_directory(parent);
+  ToolProcess p(args_of(parent, {"--phases", "commit", "--clients", "1", "--commit-seconds", "2"}),
+                dir + "/out", dir + "/err");
+  const std::string scratch = wait_for_scratch(parent);
+  BOOST_TEST_REQUIRE(!scratch.empty());
+  for (int i = 0; i < 500 && !fs::exists(scratch + "/commit/1-pwrite"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  BOOST_REQUIRE(fs::exists(scratch + "/commit/1-pwrite"));
+  fs::rename(scratch + "/commit", dir + "/commit.moved");
+  fs::rename(theirs, scratch + "/commit");
+  // Bench may go on or stop (the next phase directory cannot be made in a directory it did not
+  // make), but it ends by itself and leaves the directory put in place of its own as it was.
+  const int status = p.wait(60);
+  const std::string err = slurp(dir + "/err");
+  BOOST_TEST((describe_status(status) == "exit 0" || describe_status(status) == "exit 1"),
+             describe_status(status) + "; " + err);
+  for (const auto& f : files) BOOST_TEST(slurp(scratch + "/commit" + f) == "theirs\n", f);
+  BOOST_TEST(contains(err, "\"" + scratch + "/commit\" is not the directory walseg bench made"), err);
+  BOOST_TEST(!contains(err, "removed"), err);
+}
+
+BOOST_AUTO_TEST_CASE(AScratchLeftByAKilledRun_IsNeitherReusedNorEmptiedByTheNextRun) {
+  // SIGKILL leaves no chance to clean up: what it left must survive every later run as it is.
+  const std::string parent = dir + "/p";
+  fs::create_directory(parent);
+  std::string old_scratch;
+  {
+    // The untimed first step of the phase writes the segments its recycle row renames.
+    ToolProcess killed(args_of(parent, {"--phases", "create", "--segments", "50"}), dir + "/out", dir + "/err");
+    old_scratch = wait_for_scratch(parent);
+    BOOST_TEST_REQUIRE(!old_scratch.empty());
+    for (int i = 0; i < 500 && !fs::exists(old_scratch + "/create/recycle/000000010000000000000002"); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    killed.signal(SIGKILL);
+    BOOST_TEST(describe_status(killed.wait(30)) == "killed by signal 9");
+  }
+  const std::vector<std::string> before = tree(parent);
+  BOOST_TEST_REQUIRE(contains(joined(before), "create/recycle/000000010000000000000001"), before.size() << " paths");
+  ToolProcess next(args_of(parent, {"--phases", "create", "--segments", "2"}), dir + "/out", dir + "/err");
+  const std::string new_scratch = wait_for_scratch(parent, fs::path(old_scratch).filename().string());
+  BOOST_TEST(!new_scratch.empty());
+  BOOST_TEST(new_scratch != old_scratch);
+  const int status = next.wait(60);
+  BOOST_TEST(describe_status(status) == "exit 0", describe_status(status) + "; " + slurp(dir + "/err"));
+  const std::vector<std::string> after = tree(parent);
+  BOOST_TEST((after == before), before.size() << " paths before, " << after.size() << " after");
+}
+
 BOOST_AUTO_TEST_CASE(KeepOption_KeepsEverything) {
   auto r = run("bench --dir '" + dir + "/p' --segment-size 1MB --phases create --segments 1 --keep");
   BOOST_TEST(r.status == 0, r.err);

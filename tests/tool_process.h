@@ -3,8 +3,9 @@
 // tool_options_test): a paused child has its pid (and so the name an old bench would have
 // chosen) known before it runs; a piped child's stdout can be closed as `| head -1` does.
 //
-// The child gets default dispositions and an empty signal mask, whatever the test runner
-// had, so that SIGINT, SIGTERM and SIGPIPE reach the tool as they would from a shell.
+// The child gets default dispositions (but for those the options ignore) and an empty signal
+// mask, whatever the test runner had, so that SIGINT, SIGTERM and SIGPIPE reach the tool as
+// they would from a shell.
 //
 // Not for: production code. Thread-safety: one thread per ToolProcess. Lifetime: a child still
 // running when the ToolProcess is destroyed is killed (SIGKILL) and reaped.
@@ -28,6 +29,7 @@ namespace walseg_test {
 struct ToolProcessOptions {
   bool paused = false;       ///< the child waits for resume() before it execs the tool
   bool pipe_stdout = false;  ///< stdout goes to a pipe (stdout_fd()) instead of out_path
+  std::vector<int> ignore;   ///< signals set to SIG_IGN before exec (as nohup, or a shell's `&`)
 };
 
 class ToolProcess {
@@ -58,6 +60,7 @@ class ToolProcess {
       sigemptyset(&none);
       ::sigprocmask(SIG_SETMASK, &none, nullptr);
       for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) ::signal(s, SIG_DFL);
+      for (int s : o.ignore) ::signal(s, SIG_IGN);
       if (::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) ::_exit(126);
       ::execv(argv[0], argv.data());
       ::_exit(127);

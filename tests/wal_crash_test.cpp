@@ -1,7 +1,7 @@
 #define BOOST_TEST_MODULE wal_crash
 #include <boost/test/unit_test.hpp>
 
-// Crash test of the WAL writer (DESIGN.md invariants 3, 4 and 5; cases C09 and C13's
+// Crash test of the WAL writer (cases C09 and C13's
 // "every acknowledged record is recovered, nothing after it is read as a record").
 //
 // Method, as LevelDB's fault_injection_test states its own: a child process (fork) opens the

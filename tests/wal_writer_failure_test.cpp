@@ -4,7 +4,7 @@
 // Error paths of include/walseg/wal_writer.h (pwrite backend; the io_uring ones are in
 // wal_writer_uring_test.cpp). Failures are injected with the io layer's failpoints: fdatasync or
 // fsync returning EIO (case C14, "fsyncgate"), a write failing, a segment that cannot be opened.
-// What must hold (DESIGN.md invariant 4): the first failure is final; the error names the
+// What must hold: the first failure is final; the error names the
 // segment file, the operation and errno's text; every later append, flush and truncate_before
 // throws that same first error, even after the cause went away (a retried fsync would report
 // success for data the kernel may have dropped); flushed_lsn() never moves again; nothing

@@ -3,7 +3,7 @@
 
 // Tests for WalWriter::truncate_before (the checkpoint hook) and what follows it: records
 // written into recycled segments read back and no stale byte of a file's earlier life is ever
-// returned (DESIGN.md invariant 5), and a restart after every record start was retired goes on
+// returned (every page carries where it belongs), and a restart after every record start was retired goes on
 // from the end of the WAL instead of starting it again (LSNs never go back).
 
 #include <sys/stat.h>

@@ -6,7 +6,7 @@
 // /var/tmp, 1 MB segments) and come back through WalReader, the independent check. Scenarios:
 // round trip, records across and ending at segment boundaries, resume after close (in the
 // middle of a page, at a page boundary), append mode, a full ring, group commit, the sync
-// methods, and the syscall order of a flush (invariant 3, io_trace). Elsewhere: io_uring in
+// methods, and the syscall order of a flush (the sync after every byte it covers, io_trace). Elsewhere: io_uring in
 // wal_writer_uring_test.cpp; truncate_before and recycled segments in wal_writer_retire_test.cpp;
 // failures (C14) and argument errors in wal_writer_failure_test.cpp; kill -9 in wal_crash_test.cpp.
 

@@ -3,7 +3,7 @@
 
 // Tests for the io_uring backend of the WAL writer (walseg.io_method = io_uring,
 // src/wal/uring_io.cpp): round trip, group commit, ring-full write-outs, sync methods, and the
-// two durability rules that are specific to it (DESIGN.md invariant 3): a short write is
+// two durability rules that are specific to it: a short write is
 // completed before a sync that covers it counts (failpoint "uring_write" = short:N asks the
 // kernel for fewer bytes than the piece needs), and a failed linked fdatasync is final
 // (failpoint "fdatasync" = EIO applied to the sync's completion, case C14). Completions that

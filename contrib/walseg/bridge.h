@@ -1,6 +1,7 @@
 /*
  * contrib/walseg/bridge.h: the one boundary between PostgreSQL (C, longjmp errors) and the
- * walseg library (C++, exceptions). DESIGN.md invariant 7, STYLE.md habit 5.
+ * walseg library (C++, exceptions): no exception crosses into PostgreSQL, no elog(ERROR)
+ * longjmp crosses C++ frames that own resources, and errors get PostgreSQL levels here only.
  *
  * Everything the extension asks of the library goes through the functions declared here.
  * They are implemented in C++ (bridge_*.cpp), declared noexcept, and never call PostgreSQL:

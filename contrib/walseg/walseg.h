@@ -1,14 +1,14 @@
 /*
  * contrib/walseg/walseg.h: what the C files of the extension share.
  *
- * The extension is a thin adapter (DESIGN.md, extension layer): module.c loads it and owns
+ * The extension is a thin adapter over the library, which does the work: module.c loads it and owns
  * the shared statistics, gucs.c registers the library's settings with PostgreSQL,
  * guc_report.c says what the configuration files hold for them, segment_create.c creates
  * future segments in pg_wal with PostgreSQL's installation protocol, preallocator.c is the
  * background worker that keeps them ahead, and sql_functions.c is the SQL interface. The
  * library is reached only through bridge.h.
  *
- * Error levels (STYLE.md habit 5): the preallocator reports failures at LOG and retries
+ * Error levels, mapped at the bridge only: the preallocator reports failures at LOG and retries
  * later; SQL functions raise ERROR; nothing here raises PANIC or FATAL.
  * Thread-safety: PostgreSQL processes are single-threaded; shared state is in WalsegShared,
  * guarded by its spinlock.

@@ -13,8 +13,8 @@
 // posix_fallocate calls the kernel directly (never glibc's emulation behind the caller's back)
 // and falls back only when the filesystem says "not supported": EOPNOTSUPP, ENOSYS, or EINVAL
 // (our arguments are validated first, so EINVAL can only mean the filesystem refused).
-// ENOSPC, EIO, EBADF, EFBIG, ENOMEM and everything else are thrown, never masked (DESIGN.md
-// invariant 2, cases C02 and C05). EINTR is retried with progress kept: the space is requested
+// ENOSPC, EIO, EBADF, EFBIG, ENOMEM and everything else are thrown, never masked (cases C02
+// and C05: a fallback only on "not supported"). EINTR is retried with progress kept: the space is requested
 // in chunks, a chunk interrupted is halved and retried, and after kMaxEintrRetries interruptions
 // without progress the call gives up (case C01).
 //

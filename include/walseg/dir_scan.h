@@ -15,7 +15,7 @@
 //   foreign              every other segment-named entry (zeros, PostgreSQL's or another
 //                        system's WAL, another segment size, a symbolic link, a directory):
 //                        walseg did not make it for this WAL, so it is never used, recycled,
-//                        renamed, moved aside or removed (DESIGN.md invariants 6 and 8); it is
+//                        renamed, moved aside or removed (nothing walseg did not make is); it is
 //                        reported with the reason;
 //   everything else      history, partial and backup files, other names: left alone and
 //                        reported once (case C20), except walseg's own lock, control and

@@ -58,7 +58,7 @@ class File {
   /// One pread(2); returns the bytes read (0 at end of file). Retries EINTR. Throws on error.
   std::size_t pread(void* buf, std::size_t n, std::uint64_t offset);
 
-  /// fsync(2); throws Error("fsync"). Never retried after a failure (DESIGN.md invariant 4),
+  /// fsync(2); throws Error("fsync"). Never retried after a failure (the first failure is final),
   /// except EINTR, which reports no writeback error (src/io/file.cpp says why): retried up to
   /// 64 times in a row, then thrown.
   void fsync();
@@ -74,7 +74,7 @@ class File {
 
   /// fallocate(2) with `mode` over [offset, offset+len). Does not throw and does not retry:
   /// returns 0 or the errno, because what an errno means (unsupported, interrupted, full) is
-  /// the allocation layer's decision (DESIGN.md invariant 2).
+  /// the allocation layer's decision (a fallback only on "not supported").
   int try_fallocate(int mode, std::uint64_t offset, std::uint64_t len) noexcept;
 
   /// posix_fadvise(POSIX_FADV_DONTNEED) over the whole file: a hint, failures are ignored.

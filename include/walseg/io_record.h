@@ -1,6 +1,6 @@
 // io_record: an ordered record of every mutation the io layer makes (file contents, sizes,
 // names, syncs), detailed enough to rebuild what a power cut at any point could leave on disk
-// (tests/crash/crash_model.h replays it; DESIGN.md "How durability is tested").
+// (tests/crash/crash_model.h replays it as README.md "Power-loss states" describes).
 //
 // Each event says what was done to which file: the path (both names for a rename or link), the
 // file's identity (st_dev/st_ino from fstat at record time, so a file is followed through

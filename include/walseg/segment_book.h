@@ -5,7 +5,7 @@
 // directory scan, under its DirLock, and keeps it under its mutex.
 //
 //   ready        complete segments of the current timeline, each with whether it was recycled
-//                (holds an earlier segment's WAL, invariant 5) and whether it is zeroed (made
+//                (holds an earlier segment's WAL, which must never be read as records) and whether it is zeroed (made
 //                by this manager with a method that leaves zeros and not handed out since);
 //   in progress  segment numbers being created or recycled into, on the current timeline;
 //   others       segments of other timelines: never handed out, retired like old ones.

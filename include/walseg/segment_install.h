@@ -12,7 +12,7 @@
 //     4. rename it to the final name without replacing anything (Directory::rename_noreplace);
 //     5. fsync the directory, so the name survives a power loss before anything is written
 //        into the segment (case C13).
-// A final name therefore only ever refers to a complete, fsynced file (DESIGN.md invariant 1).
+// A final name therefore only ever refers to a complete, fsynced file.
 // A prepared segment nobody installs is removed when its PreparedSegment goes (as etcd's file
 // pipeline deletes a file nobody claimed). If a step fails the temporary file is removed and
 // the error is rethrown with the segment, the method and the size added. create_segment is

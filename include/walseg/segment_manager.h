@@ -14,7 +14,7 @@
 // retire(segno) is the checkpoint hook: every segment below segno is no longer needed; with
 // walseg.recycle = on and within the recycle horizon (recycle_horizon.h, as XLOGfileslop) it is
 // renamed to the lowest free future name and counts as ready; otherwise it is removed durably.
-// Only segments of this WAL are ever used, recycled or removed (invariants 6 and 8): files
+// Only segments of this WAL are ever used, recycled or removed: files
 // whose first bytes carry the control file's system identifier (a long page header, or the
 // ready stamp every segment this manager creates gets before its fsync). Everything else is
 // left alone and reported; one with a name the WAL may still need (its timeline, at or above
@@ -70,7 +70,7 @@ struct ReadySegment {
   SegNo segno = 0;
   std::string name;
   std::string path;
-  bool recycled = false;       ///< renamed from an old segment: holds stale bytes (invariant 5)
+  bool recycled = false;       ///< renamed from an old segment: holds stale bytes, never read as records
   /// Made by this manager with a method that leaves a full-size file reading as zeros
   /// (zero_write, posix_fallocate, glibc_emulation, sparse) and never written since: a writer
   /// may write just its new bytes, relying on zeros after them. False for recycled segments

@@ -4,7 +4,7 @@
 // xlog_internal.h macros (named on each function) for every valid segment size, so walseg's
 // directories can be read by PostgreSQL's tools and the other way round.
 //
-// Names are parsed strictly (DESIGN.md, case C20): a segment name is exactly 24 upper-case hex
+// Names are parsed strictly (case C20: nothing else is ever taken for a segment): a segment name is exactly 24 upper-case hex
 // digits `TTTTTTTTXXXXXXXXYYYYYYYY` with a non-zero timeline and an in-range low part for the
 // segment size in use. Anything else in the directory is classified, never taken for a segment.
 // Timelines are hex in file names and decimal in human messages (fmt::format("{}", tli)).

@@ -6,7 +6,7 @@
 // Why it exists: without it, where a WAL starts and which files belong to it had to be
 // inferred from the lowest file name and a file's first bytes, and a blank or foreign file
 // with a low segment name made a writer start a fresh WAL over acknowledged records
-// (DESIGN.md invariant 8). With it, readers start at oldest_lsn, and only files carrying its
+// (a WAL directory must know what it is). With it, readers start at oldest_lsn, and only files carrying its
 // system identifier (a long page header or a ready stamp, wal_format.h) are walseg's.
 //
 // The file is written when a directory gets its first segment manager (before any segment)

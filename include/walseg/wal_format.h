@@ -2,8 +2,8 @@
 //
 // The layout is PostgreSQL 15's (xlog_internal.h, xlogrecord.h), byte for byte, so that
 // PostgreSQL's own pg_waldump can read and verify a walseg directory: an external check that
-// nobody here wrote (DESIGN.md "On-disk format"). doc/wal_format.md walks through one segment
-// with real numbers; a change here must change that page too (STYLE.md habit 2).
+// nobody here wrote. doc/wal_format.md walks through one segment with real numbers; a change
+// here must change that page too.
 //
 //   segment = page 0 (long header) | page 1 (short header) | ... | page N-1
 //   page    = page header | record bytes, continued from the previous page or new records | 0s
@@ -140,7 +140,7 @@ static_assert((kPageFirstIsContRecord | kPageLongHeader | kPageBkpRemovable |
 //                           the Wal::open that wrote the record (walseg.control): records
 //                           of one life share it, each later life has a larger one, so a
 //                           record left at the same LSN by a write a crash tore can never
-//                           be read as a successor of a later life's records (invariant 5)
+//                           be read as a successor of a later life's records
 //   8      8    xl_prev     LSN of the previous record's header (0 for the first record)
 //   16     1    xl_info     high 4 bits: resource manager's use; low 4 (kRecordInfoMask) reserved
 //   17     1    xl_rmid     resource manager id; walseg writes kWalsegRmgrId
@@ -271,7 +271,7 @@ std::uint32_t record_crc(std::span<const std::byte> record);
 // bytes. A blank file says nothing about who made it (PostgreSQL's and other tools' future
 // segments are zeros too); a stamped one names this WAL's system identifier, so walseg can
 // tell, without trusting names or sizes, that a file holding no records is its own to use,
-// recycle or remove (DESIGN.md invariants 6 and 8). The writer's first write into a segment
+// recycle or remove (nothing walseg did not make is touched). The writer's first write into a segment
 // starts at offset 0 and covers at least one 4 kB block, so the stamp is gone, in one
 // block, as soon as the segment holds WAL.
 //

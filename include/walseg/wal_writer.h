@@ -8,11 +8,11 @@
 // inserted so far and syncs each segment file written (walseg.sync_method), and everyone who
 // waited behind it and is covered returns without another sync: group commit, as XLogFlush.
 // Whole pages are written, with zeros after the insert position, so a recycled segment never
-// shows stale bytes inside a page of this life (DESIGN.md invariant 5); into a segment the
+// shows stale bytes inside a page of this life (every page carries where it belongs); into a segment the
 // manager zero-filled, a commit writes only its new bytes, to the next 4 kB boundary (with
 // walseg.direct_io = on: O_DIRECT, whole sectors, as PostgreSQL 16's debug_io_direct = wal).
 //
-// Durability rules (DESIGN.md invariants 3 and 4, case C14):
+// Durability rules (case C14):
 //   - an LSN is reported flushed only after a sync that was issued after every byte up to it
 //     was written in full (short writes are completed first; on io_uring the sync is linked
 //     behind the writes, and a cancelled or failed link is never taken as success);

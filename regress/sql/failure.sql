@@ -2,7 +2,7 @@
 -- Failures, injected with the library's failpoints. run_regress.sh starts this instance with
 --   WALSEG_FAILPOINTS='fsync=EIO@1*2;fallocate=ENOSPC@1;dir_fsync=EIO@1'
 -- so in every server process the first two file fsyncs fail with EIO, the first fallocate
--- with ENOSPC and the first directory fsync with EIO. Expected (STYLE.md habit 5): the
+-- with ENOSPC and the first directory fsync with EIO. Expected (never PANIC): the
 -- preallocator logs each failure at LOG, keeps it in its statistics and retries later;
 -- walseg_prealloc() raises ERROR; no temporary file is left; nothing raises PANIC; the
 -- server keeps working. (run_regress.sh also checks the server log for the LOG lines.)

@@ -19,7 +19,7 @@ namespace {
 
 using alloc_detail::fallocate_chunked;
 
-// The only answers that mean "this filesystem cannot do it" (invariant 2). EINVAL counts
+// The only answers that mean "this filesystem cannot do it": only they lead to a fallback. EINVAL counts
 // because allocate_file has already rejected every invalid argument it could pass.
 bool means_unsupported(int err) { return err == EOPNOTSUPP || err == ENOSYS || err == EINVAL; }
 

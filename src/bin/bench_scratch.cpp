@@ -6,31 +6,31 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cerrno>
+#include <filesystem>
 
 #include <fmt/format.h>
 
-#include "walseg/auto_method.h"
-#include "walseg/dir_lock.h"
 #include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
-#include "walseg/segment_name.h"
-#include "walseg/wal_control.h"
+#include "walseg/made_files.h"
 
 namespace walseg::tool {
 namespace {
 
-// Whether `path` is a directory itself, not a symlink to one: bench never follows a link a
-// user may have put in place of one of its directories.
-bool is_real_dir(const std::string& path) {
-  struct stat st{};
-  return ::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 bool under(const std::string& rel, const std::string& top) {
   return top.empty() || rel == top || rel.rfind(top + "/", 0) == 0;
+}
+
+std::string parent_of(const std::string& rel) {
+  const std::size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? "" : rel.substr(0, slash);
+}
+
+std::string base_of(const std::string& rel) {
+  const std::size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? rel : rel.substr(slash + 1);
 }
 
 }  // namespace
@@ -41,98 +41,169 @@ bool is_bench_file_name(const std::string& name) {
   return is_walseg_file_name(name);
 }
 
+Scratch::Scratch(std::string root, Directory dir, Id id) : root_(std::move(root)), root_dir_(std::move(dir)) {
+  dirs_.push_back(MadeDir{"", id});
+}
+
 Scratch Scratch::create(const std::string& parent) {
   Directory::open(parent, true);
+  // Every file the io layer makes from here on is known by identity, so that only those are
+  // removed (made_files.h); a name alone says nothing about who made a file.
+  made_files::start();
   // mkdtemp, not a name of our own such as the pid: a directory left by an interrupted run (pids
   // are reused) or made by anyone else is never taken, so nothing in it can be removed.
   std::string path = parent + "/walseg-bench-XXXXXX";
   if (::mkdtemp(path.data()) == nullptr) throw dir_error(errno, "create", path);
-  Scratch s(path, Directory::open(path));
-  s.dirs_.push_back("");
-  return s;
+  Directory d = Directory::open(path);
+  struct stat st{};
+  if (::fstat(d.fd(), &st) != 0) throw dir_error(errno, "open", path);
+  return Scratch(path, std::move(d), Id{st.st_dev, st.st_ino});
 }
 
+const Scratch::MadeDir* Scratch::find(const std::string& rel) const {
+  for (const MadeDir& d : dirs_)
+    if (d.rel == rel) return &d;
+  return nullptr;
+}
+
+void Scratch::forget(const std::string& rel) {
+  dirs_.erase(std::remove_if(dirs_.begin(), dirs_.end(), [&](const MadeDir& d) { return d.rel == rel; }),
+              dirs_.end());
+}
+
+void Scratch::note(std::string what) {
+  if (std::find(notes_.begin(), notes_.end(), what) == notes_.end()) notes_.push_back(std::move(what));
+}
+
+// Each component is made by mkdirat through its verified parent and recorded with the identity
+// fstatat gives right after; one that exists must be the directory bench recorded.
 std::string Scratch::make_dir(const std::string& rel) {
-  std::string prefix;
   for (std::size_t start = 0; start <= rel.size();) {
     const std::size_t slash = std::min(rel.find('/', start), rel.size());
-    prefix = rel.substr(0, slash);
+    const std::string prefix = rel.substr(0, slash);
     const std::string path = path_of(prefix);
-    if (::mkdir(path.c_str(), 0700) == 0) {
-      dirs_.push_back(prefix);
-    } else if (errno != EEXIST) {
-      throw dir_error(errno, "create", path);
-    } else if (!is_real_dir(path)) {
-      throw make_error(ENOTDIR, "create", path,
-                       fmt::format("could not create directory \"{}\": a file that is not a "
-                                   "directory is in its place",
-                                   path));
-    }
     start = slash + 1;
+    std::string why;
+    std::optional<Directory> parent = open_rel(parent_of(prefix), &why);
+    if (!parent)
+      throw make_error(ENOTDIR, "create", path,
+                       fmt::format("could not create directory \"{}\": {}", path,
+                                   why.empty() ? "its parent is gone" : why));
+    const std::string name = base_of(prefix);
+    const bool made = ::mkdirat(parent->fd(), name.c_str(), 0700) == 0;
+    if (!made && errno != EEXIST) throw dir_error(errno, "create", path);
+    struct stat st{};
+    if (::fstatat(parent->fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw dir_error(errno, "open", path);
+    const Id id{st.st_dev, st.st_ino};
+    if (made && S_ISDIR(st.st_mode)) {
+      dirs_.push_back(MadeDir{prefix, id});
+      continue;
+    }
+    if (const MadeDir* d = find(prefix); d && d->id == id && S_ISDIR(st.st_mode)) continue;
+    throw make_error(ENOTDIR, "create", path,
+                     fmt::format("could not create directory \"{}\": {} is in its place", path,
+                                 S_ISDIR(st.st_mode) ? "a directory walseg bench did not make"
+                                                     : "something that is not a directory"));
   }
   return path_of(rel);
 }
 
 void Scratch::remove(const std::string& rel) {
   // Deepest first: dirs_ is in the order made, and a directory is made after its parent.
-  for (std::size_t i = dirs_.size(); i-- > 0;)
-    if (under(dirs_[i], rel)) remove_dir(dirs_[i]);
+  std::vector<std::string> todo;
+  for (const MadeDir& d : dirs_)
+    if (under(d.rel, rel)) todo.push_back(d.rel);
+  for (std::size_t i = todo.size(); i-- > 0;) {
+    if (todo[i].empty()) remove_root();
+    else remove_dir(todo[i]);
+  }
 }
 
-std::optional<Directory> Scratch::open_rel(const std::string& rel) const {
-  Directory d = Directory::open_child(root_dir_, ".");
+std::optional<Directory> Scratch::open_rel(const std::string& rel, std::string* why) const {
+  Directory d = root_dir_.duplicate();
   for (std::size_t start = 0; start < rel.size();) {
     const std::size_t slash = std::min(rel.find('/', start), rel.size());
+    const std::string prefix = rel.substr(0, slash);
     try {
       d = Directory::open_child(d, rel.substr(start, slash - start));
     } catch (const Error& e) {
-      if (e.errnum() == ENOENT || e.errnum() == ELOOP || e.errnum() == ENOTDIR) return std::nullopt;
-      throw;
+      if (e.errnum() == ENOENT) return std::nullopt;  // gone: nothing of it to remove
+      if (e.errnum() != ELOOP && e.errnum() != ENOTDIR) throw;
+      if (why) *why = fmt::format("\"{}\" is not a directory walseg bench made (a link or a file is in its place)", path_of(prefix));
+      return std::nullopt;
+    }
+    struct stat st{};
+    if (::fstat(d.fd(), &st) != 0) throw dir_error(errno, "open", path_of(prefix));
+    const MadeDir* made = find(prefix);
+    if (!made || !(made->id == Id{st.st_dev, st.st_ino})) {
+      if (why)
+        *why = fmt::format("\"{}\" is not the directory walseg bench made there{}", path_of(prefix),
+                           made ? " (another directory was put in its place)" : "");
+      return std::nullopt;
     }
     start = slash + 1;
   }
   return d;
 }
 
-// Removes bench's files in one of its directories, then the directory if nothing is left. The
-// walk goes through descriptors from the root mkdtemp made: a directory replaced by a link
-// (or moved) meanwhile is never entered, so nothing outside the scratch can be removed.
-void Scratch::remove_dir(std::string rel) {
-  auto forget = [&] { dirs_.erase(std::find(dirs_.begin(), dirs_.end(), rel)); };
-  std::optional<Directory> dir = open_rel(rel);
+// Removes bench's files in one of its directories, then the directory if nothing is left. A
+// file is bench's when the io layer made it in this run (its identity) and its name is one of
+// walseg's; a directory is entered only through the chain of directories bench made.
+void Scratch::remove_dir(const std::string& rel) {
+  std::string why;
+  std::optional<Directory> dir = open_rel(rel, &why);
   if (!dir) {
-    forget();  // gone, or replaced by something bench did not make
+    if (!why.empty()) note(why + ": left as it is, not entered");
+    forget(rel);  // gone, or not bench's any more: left() must not walk into it
     return;
   }
-  for (const auto& e : dir->list())
-    if (e.is_regular && is_bench_file_name(e.name)) dir->unlink(e.name, true);
-  if (rel.empty()) {
-    // The root: removed by name from its parent only while that name is still this directory.
-    Directory parent = Directory::open(std::filesystem::path(root_).parent_path().string());
-    struct stat mine{}, there{};
-    const std::string base = std::filesystem::path(root_).filename().string();
-    if (::fstat(root_dir_.fd(), &mine) != 0 || ::fstatat(parent.fd(), base.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
-        mine.st_ino != there.st_ino || mine.st_dev != there.st_dev)
-      return;  // moved: left where it is, and left() says what is in it
-    if (parent.remove_empty_dir(base)) forget();
+  for (const auto& e : dir->list()) {
+    struct stat st{};
+    if (!e.is_regular || !is_bench_file_name(e.name) ||
+        ::fstatat(dir->fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        !made_files::made(st.st_dev, st.st_ino))
+      continue;
+    dir->unlink(e.name, true);
+  }
+  std::optional<Directory> parent = open_rel(parent_of(rel));
+  if (parent && parent->remove_empty_dir(base_of(rel))) forget(rel);
+}
+
+// The root: its files as any directory's, then the directory itself, by name from its parent,
+// only while that name is still the directory mkdtemp made.
+void Scratch::remove_root() {
+  for (const auto& e : root_dir_.list()) {
+    struct stat st{};
+    if (!e.is_regular || !is_bench_file_name(e.name) ||
+        ::fstatat(root_dir_.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        !made_files::made(st.st_dev, st.st_ino))
+      continue;
+    root_dir_.unlink(e.name, true);
+  }
+  Directory parent = Directory::open(std::filesystem::path(root_).parent_path().string());
+  struct stat there{};
+  const std::string base = std::filesystem::path(root_).filename().string();
+  if (::fstatat(parent.fd(), base.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0 ||
+      !(find("")->id == Id{there.st_dev, there.st_ino})) {
+    note(fmt::format("the scratch directory is no longer at \"{}\" (moved away{}); left wherever it is now", root_,
+                     ::access(root_.c_str(), F_OK) == 0 ? ", and something else put there" : ""));
     return;
   }
-  const std::size_t slash = rel.rfind('/');
-  std::optional<Directory> parent = open_rel(slash == std::string::npos ? "" : rel.substr(0, slash));
-  if (parent && parent->remove_empty_dir(slash == std::string::npos ? rel : rel.substr(slash + 1))) forget();
+  if (parent.remove_empty_dir(base)) forget("");
 }
 
 std::vector<std::string> Scratch::left() const {
   std::vector<std::string> out;
-  for (const std::string& d : dirs_) {
-    std::optional<Directory> dir = open_rel(d);
+  for (const MadeDir& d : dirs_) {
+    std::optional<Directory> dir = open_rel(d.rel);
     if (!dir) continue;
     for (const auto& e : dir->list()) {
-      const std::string rel = d.empty() ? e.name : d + "/" + e.name;
-      if (std::find(dirs_.begin(), dirs_.end(), rel) == dirs_.end()) out.push_back(rel);
+      const std::string rel = d.rel.empty() ? e.name : d.rel + "/" + e.name;
+      if (!find(rel)) out.push_back(rel);
     }
   }
   std::sort(out.begin(), out.end());
+  out.insert(out.end(), notes_.begin(), notes_.end());
   return out;
 }
 

@@ -18,18 +18,26 @@ constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 // no signal handler ever touches it.
 std::atomic<int> g_stop_signal{0};
 
+// The stop signals whose disposition is not SIG_IGN: one ignored when bench starts (SIGHUP
+// under nohup, SIGINT and SIGQUIT in a background job of a non-interactive shell) must stay
+// ignored, as PostgreSQL's tools and the shells leave it. Blocking it would not do: a blocked
+// signal is queued even when ignored, and sigtimedwait would take it.
 sigset_t stop_set() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : kStopSignals) sigaddset(&set, s);
+  for (int s : kStopSignals) {
+    struct sigaction old{};
+    if (::sigaction(s, nullptr, &old) == 0 && (old.sa_flags & SA_SIGINFO) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    sigaddset(&set, s);
+  }
   return set;
 }
 
 }  // namespace
 
-StopSignals::StopSignals() {
-  const sigset_t set = stop_set();
-  if (int e = ::pthread_sigmask(SIG_BLOCK, &set, nullptr); e != 0)
+StopSignals::StopSignals() : set_(stop_set()) {
+  if (int e = ::pthread_sigmask(SIG_BLOCK, &set_, nullptr); e != 0)
     throw std::system_error(e, std::generic_category(), "could not block signals");
   watcher_ = std::thread([this] { watch(); });
 }
@@ -42,10 +50,9 @@ StopSignals::~StopSignals() {
 // Polls with a 100 ms timeout instead of waiting forever, so that the destructor can stop it
 // without sending a signal of its own.
 void StopSignals::watch() {
-  const sigset_t set = stop_set();
   const timespec step{0, 100'000'000};
   while (!quit_) {
-    const int sig = ::sigtimedwait(&set, nullptr, &step);
+    const int sig = ::sigtimedwait(&set_, nullptr, &step);
     if (sig > 0) request_stop(sig);
     else check_stdout_reader();
   }

@@ -10,13 +10,18 @@
 // raising SIGPIPE, and glibc's fwrite may not even report it; so the watcher also looks, every
 // 100 ms, whether the reader of a piped stdout is gone (poll: POLLERR) and records SIGPIPE,
 // which also stops a bench that has nothing to print for minutes. A signal whose disposition
-// was SIG_IGN when bench started (nohup) stays ignored.
+// was SIG_IGN when bench started (SIGHUP under nohup; SIGINT in a background job of a
+// non-interactive shell) is neither blocked nor waited for, so it stays ignored; with SIGPIPE
+// ignored, a write to a closed stdout fails with EPIPE and the reader check above still stops
+// bench (exit 141).
 //
 // Not for: the other subcommands, which keep the default dispositions.
 // Thread-safety: stop_signal() and check_stop() from any thread; one StopSignals at a time,
 // made on main's thread. Lifetime: the signals stay blocked after ~StopSignals, until the
 // process exits, so that a SIGPIPE left pending by a failed write cannot kill it afterwards.
 #pragma once
+
+#include <signal.h>
 
 #include <atomic>
 #include <exception>
@@ -27,7 +32,8 @@ namespace walseg::tool {
 
 class StopSignals {
  public:
-  /// Blocks SIGINT, SIGTERM, SIGHUP and SIGPIPE and starts the watcher thread. Throws
+  /// Blocks SIGINT, SIGTERM, SIGHUP and SIGPIPE (each one not ignored at this moment) and
+  /// starts the watcher thread. Throws
   /// std::system_error if the thread cannot be started.
   StopSignals();
   /// Stops and joins the watcher (within 100 ms); the signals stay blocked.
@@ -37,6 +43,7 @@ class StopSignals {
 
  private:
   void watch();
+  sigset_t set_;  ///< the signals blocked and waited for
   std::atomic<bool> quit_{false};
   std::thread watcher_;
 };

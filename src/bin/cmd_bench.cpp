@@ -251,7 +251,8 @@ BenchResults run_phases(const BenchSettings& s, const std::vector<std::string>& 
 
 // Removes what bench made, unless --keep, and says what became of the scratch directory. After
 // a stop signal (signo != 0) it says so on stderr: stdout may be the closed pipe that stopped it,
-// and a closed pipe is not worth a word unless something was left.
+// and a closed pipe is not worth a word unless something was left. When anything was left the
+// message names each thing and where, and never says the directory was removed.
 void finish_scratch(const BenchArgs& a, Scratch& scratch, int signo) {
   const std::string why = signo != 0 ? fmt::format("interrupted by {}; ", signal_name(signo)) : "";
   if (a.keep) {
@@ -262,9 +263,11 @@ void finish_scratch(const BenchArgs& a, Scratch& scratch, int signo) {
   scratch.remove("");
   if (const auto left = scratch.left(); !left.empty())
     fmt::print(stderr,
-               "walseg bench: {}left the scratch directory \"{}\" in place: it holds what walseg bench did "
-               "not make ({}); everything bench made in it was removed\n",
-               why, scratch.root(), fmt::join(left, ", "));
+               "walseg bench: {}left in the scratch directory \"{}\", untouched, what walseg bench did not "
+               "make: {}\n",
+               why, scratch.root(), fmt::join(left, "; "));
+  else if (!scratch.removed())
+    fmt::print(stderr, "walseg bench: {}the scratch directory \"{}\" is still there\n", why, scratch.root());
   else if (signo != 0 && signo != SIGPIPE)
     fmt::print(stderr, "walseg bench: {}removed the scratch directory \"{}\"\n", why, scratch.root());
 }
@@ -348,22 +351,22 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_flag("--keep", a->keep, "keep the scratch directory and everything bench made in it");
   cmd->add_option("--segment-size", a->segment_size,
                   size_option_help("segment size (default: walseg.segment_size, 16MB)"));
-  cmd->add_option("--segments", a->segments, "segments per method and phase")->transform(integer_in(1, 100000));
+  cmd->add_option("--segments", a->segments, "segments per method and phase (default 10)")->transform(integer_in(1, 100000));
   cmd->add_option("--write-size", a->write_size, size_option_help("bytes per commit in the write phase (default 8kB)"));
   cmd->add_option("--write-bytes", a->write_bytes,
                   size_option_help("bytes written per segment in the write phase (default 4MB)"));
-  cmd->add_flag("--full", a->full, "write whole segments in the write phase");
-  cmd->add_option("--methods", a->methods, "init methods to measure (default: all)")->delimiter(',');
+  cmd->add_flag("--full", a->full, "write whole segments in the write phase (overrides --write-bytes)");
+  cmd->add_option("--methods", a->methods, "init methods to measure in the create, write and append phases (default: all; switch and commit use walseg.init_method)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
   cmd->add_option("--json", a->json, "also write every row as JSON to this file");
   cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
       ->delimiter(',')
       ->transform(integer_in(1, 1024));
-  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row")
+  cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row (default 3)")
       ->transform(seconds_in(0, false, 86400));
   cmd->add_option("--switch-segment-size", a->switch_segment_size,
                   size_option_help("phase switch: segment size (default 1MB)"));
-  cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (at least 8)")
+  cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (default 64, at least 8)")
       ->transform(integer_in(8, 100000));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_bench(*a); });

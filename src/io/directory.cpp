@@ -15,6 +15,7 @@
 #include "inject.h"
 #include "walseg/error.h"
 #include "walseg/io_record.h"
+#include "walseg/made_files.h"
 
 namespace walseg {
 
@@ -143,7 +144,10 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
   int err = inject("rename");
   const bool rec = io_record::active();
   const auto [dev, ino] = rec ? identity_of(fd(), from) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  // The file `to` named, if any, is gone once the rename is made.
+  const auto replaced = made_files::active() ? identity_of(fd(), to) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   if (err == 0 && ::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) err = errno;
+  if (err == 0 && replaced.second != 0) made_files::note_removed(replaced.first, replaced.second);
   if (rec) io_record::record_name_op(Op::kRename, path_of(from), path_of(to), dev, ino, err);
   done("rename", path_of(to), err);
   if (err != 0)
@@ -155,8 +159,10 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
 bool Directory::unlink(const std::string& name, bool missing_ok) {
   int err = inject("unlink");
   const bool rec = io_record::active();
-  const auto [dev, ino] = rec ? identity_of(fd(), name) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  const bool track = made_files::active();
+  const auto [dev, ino] = rec || track ? identity_of(fd(), name) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   if (err == 0 && ::unlinkat(fd(), name.c_str(), 0) != 0) err = errno;
+  if (err == 0 && track && ino != 0) made_files::note_removed(dev, ino);
   done("unlink", path_of(name), err);
   if (rec) io_record::record_name_op(Op::kUnlink, path_of(name), "", dev, ino, err);
   if (err == ENOENT && missing_ok) return false;

@@ -13,6 +13,7 @@
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/io_record.h"
+#include "walseg/made_files.h"
 
 namespace walseg {
 
@@ -31,7 +32,9 @@ File File::open(const std::string& path, int flags, mode_t mode) {
   done("open", path, err);
   if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
-  return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+  const bool created = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+  if (created && made_files::active()) made_files::note_made(fd);
+  return File(fd, path, created);
 }
 
 File File::open_at(const Directory& dir, const std::string& name, int flags, mode_t mode) {
@@ -47,7 +50,9 @@ File File::open_at(const Directory& dir, const std::string& name, int flags, mod
   done("open", path, err);
   if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
-  return File(fd, path, (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL));
+  const bool created = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
+  if (created && made_files::active()) made_files::note_made(fd);
+  return File(fd, path, created);
 }
 
 File File::reopen(int flags) const {
@@ -141,7 +146,7 @@ namespace {
 /// EINTRs in a row after which a sync reports EINTR (then final, as any failed sync).
 constexpr int kMaxSyncEintrRetries = 64;
 
-// fsync/fdatasync are never retried on failure: the first failure is final (invariant 4),
+// fsync/fdatasync are never retried on failure: the first failure is final,
 // since the kernel may have dropped the dirty pages and a second call would report success.
 // EINTR alone is retried, as PostgreSQL's pg_fsync and pg_fdatasync do: Linux hands out a
 // writeback error through the file's errseq cursor and returns it as itself (EIO, ENOSPC),

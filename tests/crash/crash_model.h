@@ -1,6 +1,6 @@
 // CrashModel: from a recorded list of io-layer mutations (walseg/io_record.h), the directory
-// contents a power cut after any prefix of them may leave (DESIGN.md "How durability is
-// tested"; the method of LevelDB's fault_injection_test and RocksDB's FaultInjectionTestFS,
+// contents a power cut after any prefix of them may leave (unsynced data lost, kept or
+// torn per 4 kB block, unsynced names lost; the method of LevelDB's fault_injection_test and RocksDB's FaultInjectionTestFS,
 // per 4 kB block as SQLite's crash VFS tears per sector, with ALICE's view of directory
 // operations as a separately persisted log).
 //
@@ -15,7 +15,7 @@
 //     cache);
 //   - a sync covers only the events recorded before it was called (io_record's covers_before);
 //   - a failed sync makes nothing durable, and what it should have covered stays not durable
-//     after any later sync of the file (Linux marks the pages clean: invariant 4).
+//     after any later sync of the file (Linux marks the pages clean: the first failure is final).
 // Per directory: a create, rename, link, unlink or mkdir not followed by an fsync of that
 // directory may be lost, independently of the others (or, in a random state, as a prefix); a
 // rename is atomic: the file is under the old name or the new one, never both or neither.
@@ -63,7 +63,7 @@ struct StateFile {
   std::string path;         ///< relative to the model's root
   std::size_t inode = 0;    ///< names with the same inode are hard links of one file
   /// The file got its newest name by a rename or link (not created under it), and at that
-  /// moment every write, truncate and fallocate of it was durable (invariant 1's protocol).
+  /// moment every write, truncate and fallocate of it was durable (the install protocol).
   bool renamed_when_durable = false;
 };
 

@@ -74,7 +74,7 @@ std::string hex8(std::uint64_t v) {
   return s;
 }
 
-// The segment a strict name denotes, by the grammar of DESIGN.md "Names and settings".
+// The segment a strict name denotes, by PostgreSQL's grammar: TTTTTTTTXXXXXXXXYYYYYYYY, upper-case hex.
 std::optional<SegmentName> spec_segment(std::string_view name, std::uint64_t size) {
   if (name.size() != kSegmentNameLength || !upper_hex(name)) return std::nullopt;
   const std::uint64_t tli = *any_hex(name.substr(0, 8)), hi = *any_hex(name.substr(8, 8)),

@@ -1,7 +1,7 @@
 // MemFs: the in-memory filesystem behind walseg_lazyfs (lazyfs.cpp says how it is mounted), with
 // two copies of everything: what programs see now, and what a power cut would leave.
 //
-// The power-cut model (DESIGN.md, "How durability is tested"), per object:
+// The power-cut model, per object:
 //   - file data, in 4 kB blocks: a write changes the visible copy and marks its blocks dirty;
 //     a successful fsync or fdatasync copies the dirty blocks and the size to the durable copy
 //     (both calls persist data and size: fdatasync must persist a size change to make new data

@@ -6,7 +6,7 @@
 //
 // O_DIRECT is not passed to the backing file: FUSE hands this program its data in buffers of
 // its own, not aligned for the backing filesystem's O_DIRECT, so the backing write is buffered
-// and only fsync/fdatasync (passed through) make it durable, as DESIGN.md asks of O_DIRECT.
+// and only fsync/fdatasync (passed through) make it durable, as for O_DIRECT writes (durable only after the next flush).
 // O_DSYNC and O_SYNC are passed through. Locks are kept by the kernel (not implemented here).
 // Uses libfuse's high-level (path) API, single-threaded; the state lives for the mount.
 #include "passthrough.h"

@@ -6,7 +6,7 @@
 # with no fsync to count on). After each failure: an error exit naming the path and the
 # reason, no segment-named file of the wrong size, and after a power cut every
 # acknowledged record is still there and none is stale (walseg_powercut_check); a new writer
-# works once space is back (the failed one is done: invariant 4 makes a writer's first write
+# works once space is back (the failed one is done: the first failed sync being final makes a writer's first write
 # or sync failure final, so only a new process may go on, from what recovery finds).
 # It also proves the checker: a disk that ignores flushes must show lost records, and a run
 # that claims to have overwritten part of the WAL must show stale ones.

@@ -1,0 +1,41 @@
+// made_files: the files this process made itself, by identity (st_dev, st_ino), for a host
+// that must later remove only what it made (walseg bench's scratch directory,
+// src/bin/bench_scratch.h). A name tells nothing: anyone can put a file named as walseg names
+// its own into a directory.
+//
+// While tracking is on, File::open and File::open_at note every file they made with
+// O_CREAT | O_EXCL (the way walseg makes each of its files; a lock file is made so too), and
+// Directory::unlink and Directory::rename_over forget the file whose name they remove, so that
+// an inode number the filesystem hands to someone else's file afterwards is not taken for
+// ours. A rename keeps a file's identity, so a recycled segment stays ours.
+// XXX: a file of ours removed by other means than Directory (no walseg code does so) stays
+// noted, and another file that reuses its inode number on the same device would be taken for
+// ours; made() is for a host that checks the name too.
+//
+// Not for: deciding what is in a WAL (walseg.control and the segments' system identifier do).
+// Cost when off: one relaxed atomic load per call site. Thread-safety: every function may be
+// called from any thread. Lifetime: tracking, once started, lasts until the process exits.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace walseg::made_files {
+
+namespace detail {
+extern std::atomic<bool> tracking;
+}
+
+/// Whether tracking is on: the one relaxed load each call site makes first.
+inline bool active() noexcept { return detail::tracking.load(std::memory_order_relaxed); }
+
+/// Turns tracking on. Files made before are not known.
+void start();
+/// Notes the file open on `fd` (fstat) as made by this process (the io layer calls it).
+void note_made(int fd) noexcept;
+/// Forgets the file with this identity: its name was removed (the io layer calls it).
+void note_removed(std::uint64_t dev, std::uint64_t ino) noexcept;
+/// Whether this process made the file with this identity while tracking was on.
+bool made(std::uint64_t dev, std::uint64_t ino);
+
+}  // namespace walseg::made_files
