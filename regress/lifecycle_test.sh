@@ -69,6 +69,10 @@ mkdir -p "$victim" "$data/pg_wal/walseg_scratch.999998.y.abcdef"
 echo theirs > "$victim/precious.txt"
 echo theirs > "$victim/000000010000000000000009"
 echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes"
+# Files under walseg's own names in a directory walseg did not make are still someone's
+# (break-it round 3: they were removed): only a directory whose owner file names it is walseg's.
+echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/000000010000000000000001"
+echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/walseg.lock"
 ln -s "$victim" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
 if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$victim" "$data/pg_wal"; fi
 
@@ -79,7 +83,9 @@ for _ in $(seq 1 100); do [ "$(worker_pid)" != 0 ] && break; sleep 0.1; done
 [ "$(cat "$victim/precious.txt" "$victim/000000010000000000000009" 2>/dev/null)" = "$(printf 'theirs\ntheirs')" ] ||
   fail "the preallocator removed files through a link named like a scratch directory"
 [ -L "$data/pg_wal/walseg_scratch.999999.x.abcdef" ] || fail "the link named like a scratch directory is gone"
-[ -f "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes" ] || fail "a file in a directory named like scratch is gone"
+for f in mynotes 000000010000000000000001 walseg.lock; do
+  [ -f "$data/pg_wal/walseg_scratch.999998.y.abcdef/$f" ] || fail "file $f in a directory named like scratch is gone"
+done
 rm -rf "$data/pg_wal/walseg_scratch.999998.y.abcdef" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
 echo "scratch-like leftovers: nothing of anyone else's removed"
 temp=""

@@ -73,6 +73,9 @@ class ScratchDir {
 };
 
 inline constexpr std::string_view kScratchPrefix = "walseg_scratch.";
+/// Inside each scratch directory: names the directory's (st_dev, st_ino). Only a directory
+/// whose owner file names the directory itself is walseg's to empty and remove.
+inline constexpr std::string_view kScratchOwnerFileName = "walseg_scratch.owner";
 
 /// Removes walseg's own files from the real directory `name` in `parent` (never following a
 /// link), then the directory if that emptied it. Returns whether it was removed; errors are

@@ -65,11 +65,41 @@ void set_error(WalsegErr* err) noexcept {
   }
 }
 
+namespace {
+
+// What a scratch directory's owner file holds: the directory's own identity, so that a
+// directory of that name someone else made (or a copy of one of walseg's, or one put in its
+// place) is told from the one walseg made, also by a later process after a crash.
+std::string owner_text(const Directory& d) {
+  struct stat st{};
+  if (::fstat(d.fd(), &st) != 0) throw dir_error(errno, "stat", d.path());
+  return fmt::format("walseg scratch directory {}:{}\n", static_cast<unsigned long long>(st.st_dev),
+                     static_cast<unsigned long long>(st.st_ino));
+}
+
+bool made_by_walseg(Directory& d) {
+  try {
+    File f = File::open_at(d, std::string(kScratchOwnerFileName), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    const struct stat st = f.stat();
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return false;
+    const std::string want = owner_text(d);
+    std::string got(want.size() + 1, '\0');
+    got.resize(f.pread(got.data(), got.size(), 0));
+    return got == want;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
 bool remove_own_dir_quietly(const Directory& parent, const std::string& name) noexcept {
   try {
     Directory d = Directory::open_child(parent, name);  // never through a link
+    if (!made_by_walseg(d)) return false;
     for (const auto& e : d.list())
       if (e.is_regular && is_walseg_file_name(e.name)) d.unlink(e.name, true);
+    d.unlink(std::string(kScratchOwnerFileName), true);
     return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR) == 0;
   } catch (...) {
     return false;
@@ -85,7 +115,11 @@ ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
   name_ = path.substr(parent.size() + 1);
   try {
     dir_ = Directory::open_child(parent_, name_);
+    const std::string owner = owner_text(dir_);
+    File f = File::open_at(dir_, std::string(kScratchOwnerFileName), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    f.pwrite_all(owner.data(), owner.size(), 0);
   } catch (...) {
+    ::unlinkat(dir_.fd(), std::string(kScratchOwnerFileName).c_str(), 0);
     ::unlinkat(parent_.fd(), name_.c_str(), AT_REMOVEDIR);
     throw;
   }
