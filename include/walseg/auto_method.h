@@ -59,6 +59,10 @@ struct AutoDecision {
   std::vector<ProbeResult> probes;
 };
 
+/// A probe's result from its samples: the commit percentiles are summarize_latencies'
+/// (latency_summary.h), the definition `walseg bench` and walseg_bench() print. Never throws.
+ProbeResult probe_result(InitMethod method, double create_us, std::vector<double> commit_us);
+
 /// The rule: fastest commits (10th percentile) within kCommitTolerance, then cheapest creation
 /// within kCreateSlackUs or kCreateSlackRatio, then the candidate order. `results` must not be
 /// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
