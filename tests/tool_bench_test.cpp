@@ -1,11 +1,13 @@
 // Tests of `walseg bench` (src/bin/cmd_bench.cpp, bench_wal.cpp), run as a user would run it
 // (tool_test_util.h), on the smallest runs that still exercise it: the header describes the
 // phases asked for, and names walseg.direct_io when it is on; the append phase times only
-// writing, with no segment made meanwhile. The measurements themselves are benchmarks
+// writing, with no segment made meanwhile; the switch phase writes real WAL, so its segments
+// are retired and recycled without a warning, and a checkpoint's failure is its error. The measurements themselves are benchmarks
 // (bench/), not tests. Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "tool_test_util.h"
@@ -21,6 +23,34 @@ BOOST_AUTO_TEST_CASE(SwitchPhaseAlone_HeaderGivesItsOwnSizesNotThePerMethodOnes)
   BOOST_TEST(r.status == 0, r.err);
   const std::string first = r.out.substr(0, r.out.find('\n'));
   BOOST_TEST(first == "walseg bench: 1MB segments, 8 boundaries; sync fdatasync", first);
+}
+
+BOOST_AUTO_TEST_CASE(SwitchPhase_SegmentsHoldRealWal_NoWarningAndRecycledRecycles) {
+  // The phase wrote raw bytes into its segments, so the manager refused to retire them (a
+  // WARNING per segment: 189 in a user's run) and `recycled` created every segment instead.
+  auto r = run("bench --dir '" + dir + "' --phases switch --switch-boundaries 8 --switch-segment-size 1MB");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(!contains(r.err, "WARNING"), r.err);
+  BOOST_TEST(!contains(r.out, "WARNING"), r.out);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("\\n  recycled +created ([0-9]+) [^;]*; recycled ([0-9]+);")), r.out);
+  BOOST_TEST(std::stoi(m[2]) >= 8, r.out);  // every timed boundary took a recycled segment
+  BOOST_TEST(std::stoi(m[1]) <= 4, r.out);  // only the untimed warm-up created any
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("\\n  unpooled +created [^;]*; recycled 0; removed ([0-9]+);")), r.out);
+  BOOST_TEST(std::stoi(m[1]) >= 7, r.out);  // retired behind the writer, not refused
+}
+
+BOOST_AUTO_TEST_CASE(SwitchPhase_ACheckpointFailureIsTheRunsErrorNotATerminate) {
+  // The phase's checkpointer had no catch: "terminate called after throwing an instance of
+  // 'walseg::Error'", exit status 134. The second unlink of the run is the first checkpoint's
+  // (the control file's temporary name; the first is the manager's start-up clean-up).
+  ::setenv("WALSEG_FAILPOINTS", "unlink=EIO@2", 1);
+  auto r = run("bench --dir '" + dir + "' --phases switch --switch-boundaries 8 --switch-segment-size 1MB");
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "walseg: could not remove file"), r.err);
+  BOOST_TEST(contains(r.err, "Input/output error"), r.err);
+  BOOST_TEST(!contains(r.err, "terminate"), r.err);
 }
 
 BOOST_AUTO_TEST_CASE(DirectIo_HeaderSaysTheWalIsWrittenWithODirect) {

@@ -47,6 +47,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "walseg/latency_summary.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -235,12 +237,11 @@ void run_worker(const Options& o, int id, PGconn* c, Clock::time_point t_begin,
   }
 }
 
-/// Nearest-rank percentile of sorted values (microseconds), in milliseconds.
+/// The library's nearest-rank percentile (walseg/latency_summary.h) of sorted values
+/// (microseconds), in milliseconds, so this client and `walseg bench` define it alike.
 double percentile_ms(const std::vector<std::int64_t>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(sorted.size())));
-  rank = std::clamp<std::size_t>(rank, 1, sorted.size());
-  return static_cast<double>(sorted[rank - 1]) / 1000.0;
+  const std::vector<double> us(sorted.begin(), sorted.end());
+  return walseg::nearest_rank(us, p) / 1000.0;
 }
 
 void setup_table(const Options& o) {

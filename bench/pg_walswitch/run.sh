@@ -533,10 +533,12 @@ def disk_stalls(s):
 def overlaps(a, b, intervals, slack=0.002):
     return any(a < y + slack and b > x - slack for x, y in intervals)
 
+# Nearest rank as include/walseg/latency_summary.h defines it (p·n to 12 significant digits).
 def pct(sorted_us, p):
     if not sorted_us:
         return 0.0
-    r = min(max(math.ceil(p * len(sorted_us)), 1), len(sorted_us))
+    x = p * len(sorted_us)
+    r = min(max(math.ceil(x - x * 1e-12), 1), len(sorted_us))
     return sorted_us[r - 1] / 1000.0
 
 rows = []

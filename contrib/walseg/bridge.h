@@ -302,7 +302,8 @@ typedef struct WalsegBenchRow
  * The create and write phases of `walseg bench` in a scratch directory inside `dir`, removed
  * afterwards whatever happens. create: `n` durable creations per method, round-robin. write:
  * per method one new segment, then commits of WALSEG_BENCH_COMMIT_BYTES (pwrite +
- * fdatasync) over its first min(segment_size, WALSEG_BENCH_WRITE_BYTES). Writes 2 rows per
+ * fdatasync) over its first min(segment_size, WALSEG_BENCH_WRITE_BYTES), one per segment in
+ * turn. Percentiles are nearest rank, as `walseg bench` prints them. Writes 2 rows per
  * method into rows (room for 2 * nmethods). Methods must not be auto.
  */
 bool		walseg_lib_bench(const char *dir, const int *methods, int nmethods, uint64_t segment_size,

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/fs_info.h"
+#include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
@@ -23,27 +23,7 @@ namespace {
 
 using walseg::bridge::copy_text;
 using walseg::bridge::set_error;
-using Clock = std::chrono::steady_clock;
-
-double us_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-// Nearest-rank percentile of sorted samples.
-double percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  auto i = static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
-  return sorted[std::min(i, sorted.size() - 1)];
-}
-
-void fill_stats(WalsegBenchRow* row, std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  row->n = static_cast<int>(samples.size());
-  row->median_us = percentile(samples, 0.5);
-  row->p90_us = percentile(samples, 0.9);
-  row->p99_us = percentile(samples, 0.99);
-  row->max_us = samples.empty() ? 0 : samples.back();
-}
+using walseg::bridge::set_bench_stats;
 
 // 1 when fallocate(2) reserves space in `dir`, 0 when the filesystem says "not supported"
 // (the errnos of DESIGN.md invariant 2), -1 with a note for anything else.
@@ -75,50 +55,57 @@ struct BenchInput {
 };
 
 // Phase create: n durable creations per method, methods interleaved so that load changes
-// spread over all of them. Row i of `rows` belongs to methods[i].
+// spread over all of them (measure_loop.h). Row i of `rows` belongs to methods[i].
 void run_create(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* rows) {
-  std::vector<std::vector<double>> us(in.methods.size());
+  std::vector<walseg::MeasureSeries> series;
   std::uint64_t next = 1;
-  for (int round = 0; round < in.n; ++round)
-    for (std::size_t m = 0; m < in.methods.size(); ++m) {
-      walseg::bridge::check_cancel(in.cancel);
-      std::string name = walseg::segment_file_name(1, next++, in.segment_size);
-      auto t0 = Clock::now();
-      walseg::CreateReport r =
-          walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
-      us[m].push_back(us_since(t0));
-      rows[m].method_used = static_cast<int>(r.alloc.used);
-      rows[m].allocated_bytes = r.alloc.allocated_bytes;
-      dir.unlink(name);
-    }
-  for (std::size_t m = 0; m < in.methods.size(); ++m) fill_stats(&rows[m], us[m]);
+  for (std::size_t m = 0; m < in.methods.size(); ++m)
+    series.push_back(walseg::MeasureSeries{
+        .create =
+            [&, m](int, double* own_us) {
+              std::string name = walseg::segment_file_name(1, next++, in.segment_size);
+              walseg::CreateReport r =
+                  walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
+              *own_us = static_cast<double>(r.times.total_us);  // as `walseg bench` times it
+              rows[m].method_used = static_cast<int>(r.alloc.used);
+              rows[m].allocated_bytes = r.alloc.allocated_bytes;
+              dir.unlink(name);
+              return walseg::File();
+            },
+        .release = {}});
+  auto samples = walseg::measure_create_commit(
+      series, walseg::MeasurePlan{.rounds = in.n, .check = [&] { walseg::bridge::check_cancel(in.cancel); }});
+  for (std::size_t m = 0; m < in.methods.size(); ++m) set_bench_stats(&rows[m], samples[m].create_us);
 }
 
-// Phase write: per method one new segment, then commits (pwrite + fdatasync) into it.
+// Phase write: per method one new segment, then commits (pwrite + fdatasync) into them, one
+// per segment in turn (measure_loop.h).
 void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* rows) {
-  const std::vector<char> record(WALSEG_BENCH_COMMIT_BYTES, '\x5a');
-  const std::uint64_t bytes = std::min<std::uint64_t>(in.segment_size, WALSEG_BENCH_WRITE_BYTES);
+  std::vector<walseg::MeasureSeries> series;
   for (std::size_t m = 0; m < in.methods.size(); ++m) {
     std::string name = walseg::segment_file_name(2, m + 1, in.segment_size);
-    walseg::CreateReport r =
-        walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
-    rows[m].method_used = static_cast<int>(r.alloc.used);
-    std::vector<double> us;
-    {
-      walseg::File f = walseg::File::open(dir.path_of(name), O_RDWR);
-      for (std::uint64_t off = 0; off + record.size() <= bytes; off += record.size()) {
-        walseg::bridge::check_cancel(in.cancel);
-        auto t0 = Clock::now();
-        f.pwrite_all(record.data(), record.size(), off);
-        f.fdatasync();
-        us.push_back(us_since(t0));
-      }
-      rows[m].allocated_bytes = static_cast<std::uint64_t>(f.stat().st_blocks) * 512;
-      f.close();
-    }
-    dir.unlink(name);
-    fill_stats(&rows[m], std::move(us));
+    series.push_back(walseg::MeasureSeries{
+        .create =
+            [&, m, name](int, double*) {
+              walseg::CreateReport r =
+                  walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
+              rows[m].method_used = static_cast<int>(r.alloc.used);
+              return walseg::File::open(dir.path_of(name), O_RDWR);
+            },
+        .release =
+            [&, m, name](int, walseg::File& f) {
+              if (f.is_open()) {
+                rows[m].allocated_bytes = static_cast<std::uint64_t>(f.stat().st_blocks) * 512;
+                f.close();
+              }
+              dir.unlink(name, true);
+            }});
   }
+  auto samples = walseg::measure_create_commit(
+      series, walseg::MeasurePlan{.commit_bytes = std::min<std::uint64_t>(in.segment_size, WALSEG_BENCH_WRITE_BYTES),
+                                  .record_bytes = WALSEG_BENCH_COMMIT_BYTES,
+                                  .check = [&] { walseg::bridge::check_cancel(in.cancel); }});
+  for (std::size_t m = 0; m < in.methods.size(); ++m) set_bench_stats(&rows[m], samples[m].commit_us);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // Helpers shared by the C++ half of the boundary (bridge_*.cpp); never included from C.
 //
 // Contents: copying text into C buffers, turning a caught exception into a WalsegErr, the
-// Canceled exception raised when a WalsegCancel flag is set, and ScratchDir, the private
-// directory in which probes and benchmarks make their files.
+// Canceled exception raised when a WalsegCancel flag is set, ScratchDir, the private
+// directory in which probes and benchmarks make their files, and a bench row's statistics.
 // Thread-safety: no shared state. Lifetimes: a ScratchDir removes its directory and
 // everything in it when destroyed, so it must not outlive the Directory it was made in.
 #pragma once
@@ -12,9 +12,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "bridge.h"
 #include "walseg/directory.h"
+#include "walseg/latency_summary.h"
 
 namespace walseg::bridge {
 
@@ -71,6 +73,18 @@ class ScratchDir {
   std::string name_;
   Directory dir_;
 };
+
+/// A walseg_bench() row's n, median, p90, p99 and max from samples (microseconds), by the
+/// library's one percentile (latency_summary.h), so walseg_bench() and `walseg bench` print
+/// the same figures for the same samples. Never throws.
+inline void set_bench_stats(WalsegBenchRow* row, std::vector<double> us) noexcept {
+  const SampleSummary s = summarize_latencies(us);
+  row->n = static_cast<int>(s.n);
+  row->median_us = s.median;
+  row->p90_us = s.p90;
+  row->p99_us = s.p99;
+  row->max_us = s.max;
+}
 
 inline constexpr std::string_view kScratchPrefix = "walseg_scratch.";
 /// Inside each scratch directory: names the directory's (st_dev, st_ino). Only a directory

@@ -4,7 +4,8 @@
 // On first use of a directory, and again when its filesystem changes (type or device), a short
 // probe runs each candidate method on a few MiB in the directory itself: the durable creation
 // (fill + fsync) and then first-pass commits (kProbeWriteBytes of 8 kB pwrite + fdatasync into
-// the new file), the same measurements as `walseg bench`'s create and write phases. The rule,
+// the new file), the same measurements as `walseg bench`'s create and write phases, by the same
+// loop (measure_loop.h) and the same percentiles (latency_summary.h). The rule,
 // shared with the bench's verdict (decide_init_method), picks the method whose commits are
 // fastest (10th percentile within kCommitTolerance of the best), and among those the cheapest
 // to create, since the preallocator keeps creation off the commit path anyway. The decision and its numbers are
@@ -58,6 +59,10 @@ struct AutoDecision {
   bool from_cache = false;
   std::vector<ProbeResult> probes;
 };
+
+/// A probe's result from its samples: the commit percentiles are summarize_latencies'
+/// (latency_summary.h), the definition `walseg bench` and walseg_bench() print. Never throws.
+ProbeResult probe_result(InitMethod method, double create_us, std::vector<double> commit_us);
 
 /// The rule: fastest commits (10th percentile) within kCommitTolerance, then cheapest creation
 /// within kCreateSlackUs or kCreateSlackRatio, then the candidate order. `results` must not be

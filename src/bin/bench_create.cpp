@@ -1,7 +1,7 @@
 // walseg bench, phase `create`: the cost of one durable segment creation per method.
 //
-// Methods are measured round-robin (segment 1 of every method, then segment 2 of every
-// method, ...) so that drift in the machine's load or the device's state spreads over all
+// Methods are measured round-robin by the library's loop (measure_loop.h: segment 1 of every
+// method, then segment 2 of every method, ...) so that drift in the machine's load or the device's state spreads over all
 // rows instead of favouring whichever ran first. Every row uses the same installation
 // protocol (temp file, fill, fsync, no-replace rename, directory fsync); only the fill
 // differs, so the PostgreSQL reference rows compare fills, not protocols.
@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "bench.h"
+#include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
@@ -52,6 +53,27 @@ struct Series {
   std::string used, note;
 };
 
+// Segment i of series `se` (of n per series), its time in *own_us: the install's own clock.
+void create_one(const BenchSettings& s, Series& se, SegNo i, SegNo n, double* own_us) {
+  const std::uint64_t size = s.segment_size;
+  progress(s, "create", se.name, static_cast<int>(i), s.segments);
+  if (se.name == kRecycle) {
+    InstallTimes t = recycle_segment(se.dir, segment_file_name(1, i, size), segment_file_name(1, n + i, size));
+    *own_us = static_cast<double>(t.total_us);
+    se.used = kRecycle;
+    se.allocated = size;
+    return;
+  }
+  AllocOptions opts{.method = se.method.value_or(InitMethod::kZeroWrite), .fallback = s.config.fallocate_fallback};
+  CreateReport r = create_segment(se.dir, segment_file_name(1, i, size), size, opts, se.fill);
+  *own_us = static_cast<double>(r.times.total_us);
+  se.allocated = r.alloc.allocated_bytes;
+  se.syscalls = r.syscalls;
+  se.used = se.reference ? "zero_write" : std::string(to_string(r.alloc.used));
+  se.note = r.alloc.fallback_reason;
+  if (r.alloc.direct_io) se.note += se.note.empty() ? "O_DIRECT" : "; O_DIRECT";
+}
+
 }  // namespace
 
 Directory phase_dir(Scratch& scratch, const std::string& phase, const std::string& method) {
@@ -77,26 +99,15 @@ std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch) {
     create_segment(rec.dir, segment_file_name(1, i, size), size, AllocOptions{.method = InitMethod::kZeroWrite, .fallback = s.config.fallocate_fallback});
   }
 
-  for (SegNo i = 1; i <= n; ++i) {
-    for (auto& se : series) {
-      progress(s, "create", se.name, static_cast<int>(i), s.segments);
-      if (se.name == kRecycle) {
-        InstallTimes t = recycle_segment(se.dir, segment_file_name(1, i, size), segment_file_name(1, n + i, size));
-        se.us.push_back(static_cast<double>(t.total_us));
-        se.used = kRecycle;
-        se.allocated = size;
-        continue;
-      }
-      AllocOptions opts{.method = se.method.value_or(InitMethod::kZeroWrite), .fallback = s.config.fallocate_fallback};
-      CreateReport r = create_segment(se.dir, segment_file_name(1, i, size), size, opts, se.fill);
-      se.us.push_back(static_cast<double>(r.times.total_us));
-      se.allocated = r.alloc.allocated_bytes;
-      se.syscalls = r.syscalls;
-      se.used = se.reference ? "zero_write" : std::string(to_string(r.alloc.used));
-      se.note = r.alloc.fallback_reason;
-      if (r.alloc.direct_io) se.note += se.note.empty() ? "O_DIRECT" : "; O_DIRECT";
-    }
-  }
+  std::vector<MeasureSeries> hooks;
+  for (auto& se : series)
+    hooks.push_back(MeasureSeries{.create = [&](int round, double* own_us) {
+                                    create_one(s, se, static_cast<SegNo>(round) + 1, n, own_us);
+                                    return File();
+                                  },
+                                  .release = {}});
+  auto samples = measure_create_commit(hooks, MeasurePlan{.rounds = s.segments, .check = check_stop});
+  for (std::size_t k = 0; k < series.size(); ++k) series[k].us = std::move(samples[k].create_us);
   std::vector<Row> rows;
   for (auto& se : series) {
     Row row = latency_row("create", se.name, se.us, size);

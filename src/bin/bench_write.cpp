@@ -7,11 +7,10 @@
 // changes the file size with every commit. Commits go round-robin over the methods' segments.
 #include <fcntl.h>
 
-#include <chrono>
-#include <cstring>
 
 #include "bench.h"
 #include "walseg/file.h"
+#include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
@@ -27,6 +26,7 @@ struct Series {
   std::vector<double> us;
   std::string used, note;
   std::uint64_t allocated = 0;
+  std::string current;  ///< the segment of the round being measured
 };
 
 int open_flags(SyncMethod m) {
@@ -35,12 +35,6 @@ int open_flags(SyncMethod m) {
     case SyncMethod::kOpenSync: return O_RDWR | O_SYNC;
     default: return O_RDWR;
   }
-}
-
-void sync(File& f, SyncMethod m) {
-  if (m == SyncMethod::kFdatasync) f.fdatasync();
-  else if (m == SyncMethod::kFsync) f.fsync();
-  // open_datasync / open_sync: the write itself was synchronous.
 }
 
 // A segment's previous life for the recycled row: fully written with non-zero bytes, fsynced,
@@ -59,51 +53,48 @@ std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, c
   return new_name;
 }
 
+// Segment i of series `se`, made fresh (or recycled) and opened for the commits.
+File open_fresh(const BenchSettings& s, Series& se, SegNo i, const std::vector<char>& pattern) {
+  progress(s, "write", se.name, static_cast<int>(i), s.segments);
+  if (se.name == kRecycled) {
+    se.current = make_recycled(s, se.dir, i, pattern);
+  } else {
+    se.current = segment_file_name(1, i, s.segment_size);
+    CreateReport r = create_segment(se.dir, se.current, s.segment_size,
+                                    AllocOptions{.method = se.method, .fallback = s.config.fallocate_fallback});
+    se.used = std::string(to_string(r.alloc.used));
+    se.note = r.alloc.fallback_reason;
+    se.allocated = r.alloc.allocated_bytes;
+  }
+  return File::open(se.dir.path_of(se.current), open_flags(s.config.sync_method));
+}
+
 }  // namespace
 
 std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
   std::vector<Series> series;
-  for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), m, {}, {}, {}, {}, 0});
-  series.push_back(Series{kRecycled, InitMethod::kZeroWrite, {}, {}, kRecycled, {}, 0});
+  for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), m, {}, {}, {}, {}, 0, {}});
+  series.push_back(Series{kRecycled, InitMethod::kZeroWrite, {}, {}, kRecycled, {}, 0, {}});
   for (auto& se : series) se.dir = phase_dir(scratch, "write", se.name);
 
   const std::uint64_t size = s.segment_size;
   const std::uint64_t bytes = std::min(s.write_bytes, size);
   std::vector<char> record(s.write_size, '\x5a');
-  using Clock = std::chrono::steady_clock;
-  for (SegNo i = 1; i <= static_cast<SegNo>(s.segments); ++i) {
-    // A fresh segment of every kind first, then their commits in turn, one each: a burst of
-    // noise from the rest of the machine then lands on every method alike.
-    std::vector<std::pair<std::string, File>> files;
-    for (auto& se : series) {
-      progress(s, "write", se.name, static_cast<int>(i), s.segments);
-      std::string name;
-      if (se.name == kRecycled) {
-        name = make_recycled(s, se.dir, i, record);
-      } else {
-        name = segment_file_name(1, i, size);
-        CreateReport r = create_segment(se.dir, name, size, AllocOptions{.method = se.method, .fallback = s.config.fallocate_fallback});
-        se.used = std::string(to_string(r.alloc.used));
-        se.note = r.alloc.fallback_reason;
-        se.allocated = r.alloc.allocated_bytes;
-      }
-      files.emplace_back(name, File::open(se.dir.path_of(name), open_flags(s.config.sync_method)));
-    }
-    for (std::uint64_t off = 0; off + s.write_size <= bytes; off += s.write_size) {
-      check_stop();  // a segment's commits take seconds on a slow disk
-      for (std::size_t k = 0; k < series.size(); ++k) {
-        File& f = files[k].second;
-        auto t0 = Clock::now();
-        f.pwrite_all(record.data(), record.size(), off);
-        sync(f, s.config.sync_method);
-        series[k].us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
-      }
-    }
-    for (std::size_t k = 0; k < series.size(); ++k) {
-      files[k].second.close();
-      series[k].dir.unlink(files[k].first);  // keeps the phase's disk use to one segment per method
-    }
-  }
+  // A fresh segment of every kind first, then their commits in turn, one each, by the
+  // library's loop (measure_loop.h): a burst of noise then lands on every method alike.
+  std::vector<MeasureSeries> hooks;
+  for (auto& se : series)
+    hooks.push_back(MeasureSeries{
+        .create = [&](int round, double*) { return open_fresh(s, se, static_cast<SegNo>(round) + 1, record); },
+        .release =
+            [&](int, File& f) {
+              if (f.is_open()) f.close();
+              se.dir.unlink(se.current, true);  // keeps the phase's disk use to one segment per method
+            }});
+  MeasurePlan plan{.rounds = s.segments, .commit_bytes = bytes, .record_bytes = s.write_size,
+                   .sync = s.config.sync_method, .check = check_stop};
+  auto samples = measure_create_commit(hooks, plan);
+  for (std::size_t k = 0; k < series.size(); ++k) series[k].us = std::move(samples[k].commit_us);
   std::vector<Row> rows;
   for (auto& se : series) {
     Row row = latency_row("write", se.name, se.us, s.write_size);

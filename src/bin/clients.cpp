@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "checkpointer.h"
 #include "walseg/error.h"
 
 namespace walseg::tool {
@@ -23,42 +24,6 @@ namespace walseg::tool {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-// Polls the flush position every millisecond; the clients' error path reports any failure.
-class Checkpointer {
- public:
-  Checkpointer(WalWriter& w, std::uint64_t segment_bytes) : w_(w), seg_(segment_bytes) {
-    if (seg_ > 0) t_ = std::thread([this] { loop(); });
-  }
-  ~Checkpointer() {
-    stop_ = true;
-    if (t_.joinable()) t_.join();
-  }
-  Checkpointer(const Checkpointer&) = delete;
-  Checkpointer& operator=(const Checkpointer&) = delete;
-
- private:
-  void loop() {
-    Lsn done = 0;
-    while (!stop_) {
-      Lsn flushed = w_.flushed_lsn();
-      Lsn start = flushed - flushed % seg_;
-      if (start > done && flushed - start >= seg_ / 4) {
-        try {
-          w_.truncate_before(start);
-        } catch (const Error&) {
-          return;  // the writer failed: the clients see and report it
-        }
-        done = start;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
-  WalWriter& w_;
-  std::uint64_t seg_;
-  std::atomic<bool> stop_{false};
-  std::thread t_;
-};
 
 // Writes the tag (clients.h) into the first bytes of `payload`, as far as it reaches.
 void tag_payload(std::vector<std::byte>& payload, std::uint64_t run, std::uint32_t client, std::uint64_t seq) {
@@ -111,7 +76,8 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
       std::vector<std::byte> payload(payload_bytes, kPayloadFill);
       try {
         auto more = [&] { return seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits; };
-        for (std::uint64_t seq = 0; more() && !(stop && stop()); ++seq) {
+        // A failed checkpoint ends the run: its error is the run's (below).
+        for (std::uint64_t seq = 0; more() && !ckpt.failed() && !(stop && stop()); ++seq) {
           auto t = Clock::now();
           tag_payload(payload, m.run_id, static_cast<std::uint32_t>(c), seq);
           Lsn end = w.append(payload);
@@ -128,7 +94,9 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
     });
   for (auto& t : threads) t.join();
   m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  // A client's error first: when the writer failed, the checkpointer met the same one.
   if (failure) std::rethrow_exception(failure);
+  ckpt.throw_if_failed();
   return m;
 }
 

@@ -48,11 +48,12 @@ struct ClientRun {
 };
 
 /// Runs `clients` threads until `commits` commits are done in total or, if seconds > 0,
-/// until that many seconds pass. Rethrows the first error a client met (walseg::Error).
-/// checkpoint_segment_bytes > 0 (the WAL's segment size): a checkpointer thread also calls
-/// truncate_before for every segment before the one being written once the writer is a
-/// quarter into it, as PostgreSQL's checkpoints do, so that with walseg.recycle = on the
-/// steady state runs on recycled segments instead of on a fill as fast as the WAL.
+/// until that many seconds pass. Rethrows the first error a client met (walseg::Error), else
+/// the checkpointer's.
+/// checkpoint_segment_bytes > 0 (the WAL's segment size): a Checkpointer (checkpointer.h)
+/// retires every segment before the one being written once the writer is a quarter into it,
+/// as PostgreSQL's checkpoints do, so that with walseg.recycle = on the steady state runs on
+/// recycled segments instead of on a fill as fast as the WAL.
 /// ack_log, if given, records the start and every acknowledgement (AckLog); it must outlive
 /// the call. stop (if set) is asked before each commit; once it returns true every client
 /// stops after its commit in progress and the run returns what was measured (bench's stop

@@ -64,25 +64,7 @@ InitMethod parse_method_option(const std::string& text) {
                                           text, fmt::join(kInitMethodNames, ", ")));
 }
 
-Summary summarize(std::vector<double>& s) {
-  Summary r;
-  r.n = s.size();
-  if (s.empty()) return r;
-  std::sort(s.begin(), s.end());
-  // Nearest-rank percentiles: the value below which the given share of samples falls.
-  auto pct = [&](double p) {
-    std::size_t rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(s.size())));
-    return s[std::min(s.size() - 1, rank == 0 ? 0 : rank - 1)];
-  };
-  r.p10 = pct(0.1);
-  r.median = pct(0.5);
-  r.p90 = pct(0.9);
-  r.p99 = pct(0.99);
-  r.p999 = pct(0.999);
-  r.max = s.back();
-  r.mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
-  return r;
-}
+Summary summarize(std::vector<double>& s) { return summarize_latencies(s); }
 
 std::string format_size(std::uint64_t bytes) {
   static const std::pair<const char*, int> kUnits[] = {{"TB", 40}, {"GB", 30}, {"MB", 20}, {"kB", 10}};

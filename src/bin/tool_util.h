@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "walseg/config.h"
+#include "walseg/latency_summary.h"
 
 namespace walseg::tool {
 
@@ -31,11 +32,9 @@ std::string size_option_help(const std::string& what);
 /// std::invalid_argument listing the valid names.
 InitMethod parse_method_option(const std::string& text);
 
-/// Order statistics over samples (microseconds); the sample vector is sorted in place.
-struct Summary {
-  std::size_t n = 0;
-  double p10 = 0, median = 0, p90 = 0, p99 = 0, p999 = 0, max = 0, mean = 0;
-};
+/// Order statistics over samples (microseconds), the library's nearest rank
+/// (walseg/latency_summary.h); the sample vector is sorted in place.
+using Summary = SampleSummary;
 Summary summarize(std::vector<double>& samples);
 
 /// "16MB"-style rendering of a byte count (exact units only, else bytes).

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <chrono>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,73 +16,50 @@
 #include "walseg/allocator.h"
 #include "walseg/error.h"
 #include "walseg/fs_info.h"
+#include "walseg/latency_summary.h"
 #include "walseg/log.h"
+#include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr InitMethod kCandidates[] = {InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
                                       InitMethod::kGlibcEmulation, InitMethod::kSparse,
                                       InitMethod::kFallocateKeepSize, InitMethod::kNone};
 
-double since_us(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
 // The probe: every candidate's file is created (fill + fsync, timed), then the first-pass
-// commits go round-robin, one commit per file in turn, so that a burst of noise from the rest
-// of the machine lands on every method alike instead of deciding the outcome. The probe files
-// have temporary names, so a crash mid-probe leaves only what the start-up scan removes.
-struct ProbeFile {
-  std::string name;
-  File file;
-  ProbeResult result;
-  std::vector<double> commit_us;
-};
-
+// commits go round-robin (measure_loop.h), one commit per file in turn. The probe files have
+// temporary names, so a crash mid-probe leaves only what the start-up scan removes; they are
+// removed after the commits, or when the probe fails.
 std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
-  std::vector<ProbeFile> files;
-  auto remove_all = [&] {
-    for (auto& p : files) dir.unlink(p.name, true);
-  };
-  try {
-    for (InitMethod m : kCandidates) {
-      ProbeFile p;
-      p.file = create_temp_file(dir, &p.name);
-      files.push_back(std::move(p));
-      auto t0 = Clock::now();
-      AllocReport a = allocate_file(files.back().file, kProbeFileBytes,
-                                    AllocOptions{.method = m, .fallback = cfg.fallocate_fallback});
-      files.back().file.fsync();
-      files.back().result.create_us = since_us(t0);
-      files.back().result.method = a.used;
-    }
-    std::vector<char> rec(kProbeCommitBytes, '\x5a');
-    for (std::uint64_t off = 0; off + rec.size() <= kProbeWriteBytes; off += rec.size())
-      for (auto& p : files) {
-        auto t = Clock::now();
-        p.file.pwrite_all(rec.data(), rec.size(), off);
-        p.file.fdatasync();
-        p.commit_us.push_back(since_us(t));
-      }
-  } catch (...) {
-    remove_all();
-    throw;
-  }
+  std::vector<MeasureSeries> series;
+  std::vector<std::string> names(std::size(kCandidates));
+  std::vector<InitMethod> used(std::size(kCandidates));
+  for (std::size_t k = 0; k < std::size(kCandidates); ++k)
+    series.push_back(MeasureSeries{
+        .create =
+            [&, k](int, double* own_us) {
+              File f = create_temp_file(dir, &names[k]);
+              const auto t0 = std::chrono::steady_clock::now();  // the fill and fsync only
+              AllocReport a = allocate_file(
+                  f, kProbeFileBytes, AllocOptions{.method = kCandidates[k], .fallback = cfg.fallocate_fallback});
+              f.fsync();
+              *own_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+              used[k] = a.used;
+              return f;
+            },
+        .release =
+            [&, k](int, File& f) {
+              if (f.is_open()) f.close();
+              if (!names[k].empty()) dir.unlink(names[k], true);
+            }});
+  auto samples = measure_create_commit(
+      series, MeasurePlan{.commit_bytes = kProbeWriteBytes, .record_bytes = kProbeCommitBytes});
   std::vector<ProbeResult> out;
-  for (auto& p : files) {
-    p.file.close();
-    std::sort(p.commit_us.begin(), p.commit_us.end());
-    p.result.commit_p10_us = p.commit_us[p.commit_us.size() / 10];
-    p.result.commit_median_us = p.commit_us[p.commit_us.size() / 2];
-    p.result.commit_p99_us = p.commit_us[std::min(p.commit_us.size() - 1, p.commit_us.size() * 99 / 100)];
-    out.push_back(p.result);
-  }
-  remove_all();
+  for (std::size_t k = 0; k < samples.size(); ++k)
+    out.push_back(probe_result(used[k], samples[k].create_us.front(), samples[k].commit_us));
   return out;
 }
 
@@ -150,6 +127,12 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
 }
 
 }  // namespace
+
+ProbeResult probe_result(InitMethod method, double create_us, std::vector<double> commit_us) {
+  const SampleSummary c = summarize_latencies(commit_us);
+  return ProbeResult{.method = method, .create_us = create_us, .commit_p10_us = c.p10,
+                     .commit_median_us = c.median, .commit_p99_us = c.p99};
+}
 
 InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
   double best = results.front().commit_p10_us;

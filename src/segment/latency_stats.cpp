@@ -2,7 +2,8 @@
 #include "walseg/latency_stats.h"
 
 #include <algorithm>
-#include <cmath>
+
+#include "walseg/latency_summary.h"
 
 namespace walseg {
 
@@ -26,12 +27,8 @@ LatencySummary LatencyRecorder::summary() const {
   if (recent_.empty()) return s;
   std::vector<double> v = recent_;
   std::sort(v.begin(), v.end());
-  auto pct = [&](double p) {
-    auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-  };
-  s.p50_us = pct(0.50);
-  s.p99_us = pct(0.99);
+  s.p50_us = nearest_rank(v, 0.50);
+  s.p99_us = nearest_rank(v, 0.99);
   return s;
 }
 
