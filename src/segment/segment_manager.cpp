@@ -174,7 +174,8 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
   }
   CreateReport r;
   try {
-    // Nothing to pace against on the caller's thread: the tool's fill uses full-size writes.
+    // Nothing to pace against on the caller's thread: the tool's fill uses the default
+    // bounded chunks, larger than the background's paced ones.
     r = create(job, false, AllocOptions{}.write_chunk_bytes);
   } catch (...) {
     std::lock_guard lk(mu_);
