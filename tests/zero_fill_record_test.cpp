@@ -9,9 +9,15 @@
 // one directory fsync; the fill is written in bounded chunks; and a recycled segment gets no
 // data bytes at all before the writer reuses it.
 //
-// Not covered here (C26's other bullets): the fill's I/O priority and a committer's wait are
-// io_priority_test's and fill_pacer_test's; device flush counts (/sys/block/loopN/stat) need a
-// loop device and measure the kernel, not walseg.
+// Not covered here (C26's other bullets): the fill's I/O class is walseg.fill_io_class, by
+// default best_effort rather than a lower class, a measured choice (src/segment/preallocator.cpp:
+// idle fills starved, then arrived in a burst); setting it is io_priority_test's, and a
+// committer's wait for a segment is counted (ManagerStats::stalls, segment_manager_test).
+// Commit p99 during a fill is a benchmark (bench/pg_walswitch, walseg bench --phases switch),
+// and device flush counts (/sys/block/loopN/stat) measure the kernel, not walseg: neither is a
+// unit test's pass/fail. Chunk size: the manager's pool and on-demand fills use 16 kB
+// (kBackgroundFillChunkBytes, measured in preallocator.cpp), below C26's suggested 256 kB-1 MB
+// but above a page; create_now (walseg create) and the allocator default 1 MiB (kZeroWriteChunkBytes).
 
 #include <algorithm>
 #include <set>
