@@ -17,7 +17,7 @@
 // and device flush counts (/sys/block/loopN/stat) measure the kernel, not walseg: neither is a
 // unit test's pass/fail. Chunk size: the manager's pool and on-demand fills use 16 kB
 // (kBackgroundFillChunkBytes, measured in preallocator.cpp), below C26's suggested 256 kB-1 MB
-// but above a page; create_now (walseg create) and the allocator default 1 MiB (kZeroWriteChunkBytes).
+// but above a page; create_now (walseg create) 2 MiB (kForegroundFillChunkBytes).
 
 #include <algorithm>
 #include <set>

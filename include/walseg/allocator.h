@@ -36,13 +36,11 @@ namespace walseg {
 inline constexpr int kMaxEintrRetries = 64;
 /// First chunk asked of fallocate; halved after each EINTR down to the filesystem block size.
 inline constexpr std::uint64_t kFallocateChunkBytes = 64 * kMiB;
-/// The zero buffer every zero_write points its iovecs at.
+/// Size of one pwritev call of zero_write by default: 16 iovecs of 1 MiB pointing at one zero
+/// buffer. The segment manager bounds its own fills below this (kBackgroundFillChunkBytes,
+/// kForegroundFillChunkBytes in segment_manager.h: case C26).
 inline constexpr std::uint64_t kZeroWriteBufferBytes = 1 * kMiB;
-/// Default bytes per pwritev of zero_write. Bounded (case C26): one request of a whole 16 MiB
-/// segment (as 16 iovecs of the buffer once were) holds the device queue for its whole
-/// transfer, and a commit's flush waits behind it (ScyllaDB's 32 MB zeroing write stalled
-/// other I/O the same way); 1 MiB keeps each request short and costs 16 syscalls a segment.
-inline constexpr std::uint64_t kZeroWriteChunkBytes = 1 * kMiB;
+inline constexpr int kZeroWriteIovecs = 16;
 
 struct AllocOptions {
   InitMethod method = InitMethod::kZeroWrite;  ///< must not be kAuto (resolved by the manager)
@@ -60,7 +58,7 @@ struct AllocOptions {
   bool write_behind = false;
   /// Bytes per pwritev of zero_write (a multiple of 4096, at most 1 GiB). A background fill
   /// uses small ones so that it can be paced between them.
-  std::uint64_t write_chunk_bytes = kZeroWriteChunkBytes;
+  std::uint64_t write_chunk_bytes = kZeroWriteBufferBytes * kZeroWriteIovecs;
   /// Called before the first and after each chunk of a writing fill with bytes done and bytes
   /// total. It may sleep (pacing) or throw to cancel the fill; allocate_file lets the
   /// exception through.

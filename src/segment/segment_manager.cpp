@@ -183,9 +183,9 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
   }
   CreateReport r;
   try {
-    // Nothing to pace against on the caller's thread: the tool's fill uses the default
-    // bounded chunks, larger than the background's paced ones.
-    r = create(job, false, AllocOptions{}.write_chunk_bytes);
+    // Nothing to pace against on the caller's thread: larger chunks than the background's
+    // paced ones, but still bounded.
+    r = create(job, false, kForegroundFillChunkBytes);
   } catch (...) {
     std::lock_guard lk(mu_);
     if (tli == book_.timeline()) book_.end(segno);
