@@ -121,6 +121,49 @@ BOOST_AUTO_TEST_CASE(NamesAndLsnsRoundTripForEverySizeAcrossXLogIdBoundaries) {
   }
 }
 
+// Case C33: a restore helper that computed the next names with 16 MB arithmetic asked for
+// names that do not exist. Walking name -> parse -> segno + 1 -> name across the rollover of
+// the middle 8 digits gives, for each size, exactly the consecutive names written out here
+// (the low part runs to segments-per-4GiB - 1, then the middle part steps): none skipped,
+// none invented, every one parsing back.
+BOOST_AUTO_TEST_CASE(C33_next_name_walks_across_the_middle_digit_rollover_for_1MB_16MB_and_1GB) {
+  struct Walk {
+    std::uint64_t size;
+    std::string first;
+    std::vector<std::string> next;  // the names after `first`, in order
+  };
+  const std::vector<Walk> walks = {
+      {kMiB, "000000010000000000000FFE",
+       {"000000010000000000000FFF", "000000010000000100000000", "000000010000000100000001"}},
+      {k16MiB, "0000000100000000000000FE",
+       {"0000000100000000000000FF", "000000010000000100000000", "000000010000000100000001"}},
+      {k1GiB, "000000010000000000000002",
+       {"000000010000000000000003", "000000010000000100000000", "000000010000000100000001"}},
+      {k1GiB, "00000001000000FF00000003", {"000000010000010000000000"}},
+  };
+  for (const Walk& w : walks) {
+    BOOST_TEST_CONTEXT("segment size " << w.size << " from " << w.first) {
+      std::string name = w.first;
+      for (const std::string& want : w.next) {
+        const auto parsed = parse_segment_file_name(name, w.size);
+        BOOST_TEST_REQUIRE(parsed.has_value());
+        name = segment_file_name(parsed->timeline, parsed->segno + 1, w.size);
+        BOOST_TEST(name == want);
+        // And back: the previous name is one segment, and segments-per-4GiB, before it.
+        const auto back = parse_segment_file_name(name, w.size);
+        BOOST_TEST_REQUIRE(back.has_value());
+        BOOST_TEST(back->segno == parsed->segno + 1);
+        BOOST_TEST(lsn_of_segment(back->segno, 0, w.size) == lsn_of_segment(parsed->segno, 0, w.size) + w.size);
+      }
+    }
+  }
+  // A name only another size can have is not taken for one of this size: 16 MB's low part
+  // stops at FF, 1 GB's at 3.
+  BOOST_TEST(!parse_segment_file_name("000000010000000000000100", k16MiB).has_value());
+  BOOST_TEST(!parse_segment_file_name("000000010000000000000004", k1GiB).has_value());
+  BOOST_TEST(parse_segment_file_name("000000010000000000000100", kMiB).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(TimelineIsHexInNamesAndDecimalInMessages) {
   BOOST_TEST(timeline_hex(10) == "0000000A");
   BOOST_TEST(parse_timeline_hex("0000000A").value() == 10u);

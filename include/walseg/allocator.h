@@ -36,7 +36,9 @@ namespace walseg {
 inline constexpr int kMaxEintrRetries = 64;
 /// First chunk asked of fallocate; halved after each EINTR down to the filesystem block size.
 inline constexpr std::uint64_t kFallocateChunkBytes = 64 * kMiB;
-/// Size of one pwritev call of zero_write: 16 iovecs of 1 MiB pointing at one zero buffer.
+/// Size of one pwritev call of zero_write by default: 16 iovecs of 1 MiB pointing at one zero
+/// buffer. The segment manager bounds its own fills below this (kBackgroundFillChunkBytes,
+/// kForegroundFillChunkBytes in segment_manager.h: case C26).
 inline constexpr std::uint64_t kZeroWriteBufferBytes = 1 * kMiB;
 inline constexpr int kZeroWriteIovecs = 16;
 

@@ -19,7 +19,9 @@ struct FsInfo {
   std::uint64_t block_size = 0;///< statfs f_bsize, bytes
   std::uint64_t free_bytes = 0;///< statvfs f_bavail * f_frsize: space an unprivileged writer has
   std::uint64_t total_bytes = 0;
-  bool copy_on_write = false;  ///< btrfs and zfs: preallocation reserves nothing lasting
+  /// btrfs (but not a NOCOW path) and zfs: preallocation reserves nothing lasting
+  bool copy_on_write = false;
+  bool nocow = false;          ///< btrfs: the path has the NOCOW attribute (chattr +C)
   bool memory_backed = false;  ///< tmpfs: its size limit, not a disk, runs out
   std::string mount_point;     ///< from /proc/self/mountinfo ("" if not found)
   std::string mount_options;   ///< e.g. "rw,relatime,data=ordered" ("" if not found)

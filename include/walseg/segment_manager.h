@@ -62,6 +62,11 @@ namespace walseg {
 /// chunks let a fill be paced and cancelled between them, and keep each one's time in the
 /// device queue, which a concurrent commit's flush may wait behind, short).
 inline constexpr std::uint64_t kBackgroundFillChunkBytes = 16 * 1024;
+/// Bytes per write of create_now's fill (walseg create), which nothing paces. Bounded (case
+/// C26): one request of a whole 16 MiB segment, as allocate_file's default makes, holds the
+/// device queue for its whole transfer while a commit's flush waits behind it (ScyllaDB's
+/// 32 MB zeroing write stalled other I/O the same way). Two buffer-sized iovecs per call.
+inline constexpr std::uint64_t kForegroundFillChunkBytes = 2 * kMiB;
 
 /// A segment handed to the writer: complete, exactly segment_size bytes (or empty in append
 /// mode), under a durable final name.

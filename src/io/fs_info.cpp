@@ -1,13 +1,18 @@
 // Filesystem detection (include/walseg/fs_info.h).
 #include "walseg/fs_info.h"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -25,6 +30,18 @@ constexpr long kTmpfsMagic = 0x01021994;
 constexpr long kNfsMagic = 0x6969;
 constexpr long kZfsMagic = 0x2FC12FC1;
 constexpr long kOverlayMagic = 0x794C7630;
+
+// The inode flags of `path` (FS_IOC_GETFLAGS), or nullopt where the filesystem has none to
+// report: btrfs keeps NOCOW there (chattr +C), which new files in a directory inherit.
+std::optional<long> inode_flags(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  long flags = 0;
+  const int rc = ::ioctl(fd, FS_IOC_GETFLAGS, &flags);
+  ::close(fd);
+  if (rc != 0) return std::nullopt;
+  return flags;
+}
 
 // mountinfo escapes spaces and the like as \040 (octal).
 std::string unescape_mount(const std::string& s) {
@@ -110,7 +127,6 @@ FsInfo fs_info(const std::string& path) {
   }
   info.type_name = fs_type_name(info.type);
   info.block_size = static_cast<std::uint64_t>(sf.f_bsize);
-  info.copy_on_write = info.type == FsType::kBtrfs || info.type == FsType::kZfs;
   info.memory_backed = info.type == FsType::kTmpfs;
   struct statvfs sv{};
   if (::statvfs(path.c_str(), &sv) == 0) {
@@ -120,6 +136,14 @@ FsInfo fs_info(const std::string& path) {
   std::error_code ec;
   auto real = std::filesystem::canonical(path, ec);
   fill_mount(ec ? path : real.string(), info);
+  // btrfs copies on write unless the path is NOCOW (chattr +C) or the mount is nodatacow: then
+  // it overwrites in place and a reservation lasts, as on ext4 (case C24). ZFS always copies.
+  if (info.type == FsType::kBtrfs) {
+    const auto flags = inode_flags(path);
+    info.nocow = (flags && (*flags & FS_NOCOW_FL) != 0) ||
+                 ("," + info.mount_options + ",").find(",nodatacow,") != std::string::npos;
+  }
+  info.copy_on_write = (info.type == FsType::kBtrfs && !info.nocow) || info.type == FsType::kZfs;
   return info;
 }
 

@@ -151,7 +151,12 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
     got += n;
   }
   if (is_ours(b, control, ready)) return std::nullopt;
-  return describe_first_bytes(b, control);
+  std::string why = describe_first_bytes(b, control);
+  // Case C33: a partial segment (a restore cut short, pg_receivewal's .partial renamed) is
+  // told apart from a whole one by its size, so say both sizes.
+  if (size_bytes < control.segment_size_bytes)
+    why += fmt::format("; it is {} bytes, a segment of this WAL is {} bytes", size_bytes, control.segment_size_bytes);
+  return why;
 }
 
 ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode) {

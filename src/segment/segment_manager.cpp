@@ -32,11 +32,20 @@ void advise_for_filesystem(const Directory& dir, const Config& cfg) {
                     to_string(cfg.init_method), dir.path(), fs.type_name,
                     fs.memory_backed ? ", memory-backed: its size limit, not a disk, is the limit" : ""));
   if (!fs.copy_on_write) return;
+  // Case C24: every rewrite of a block (each flush rewrites the current page) goes to new
+  // space while the preallocated extent stays pinned until wholly unreferenced, so a method
+  // that reserves or writes the whole segment ahead costs space and buys nothing.
+  const bool reserves = cfg.init_method != InitMethod::kSparse && cfg.init_method != InitMethod::kNone;
+  std::string advice;
+  if (reserves)
+    advice += fmt::format("; set walseg.init_method = sparse (now {})", to_string(cfg.init_method));
+  if (cfg.recycle) advice += "; set walseg.recycle = off";
+  if (fs.type == FsType::kBtrfs) advice += "; or make the directory NOCOW (chattr +C) while it is empty";
   log(LogLevel::kWarning,
       fmt::format("directory \"{}\" is on {}, a copy-on-write filesystem: preallocation reserves "
-                  "nothing lasting and recycling forces read-modify-write of old blocks{}",
-                  dir.path(), fs.type_name,
-                  cfg.recycle ? "; set walseg.recycle = off" : ""));
+                  "nothing lasting (rewritten blocks go to new space while the preallocated extent "
+                  "stays pinned) and recycling forces read-modify-write of old blocks{}",
+                  dir.path(), fs.type_name, advice));
 }
 
 }  // namespace
@@ -174,8 +183,9 @@ CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
   }
   CreateReport r;
   try {
-    // Nothing to pace against on the caller's thread: the tool's fill uses full-size writes.
-    r = create(job, false, AllocOptions{}.write_chunk_bytes);
+    // Nothing to pace against on the caller's thread: larger chunks than the background's
+    // paced ones, but still bounded.
+    r = create(job, false, kForegroundFillChunkBytes);
   } catch (...) {
     std::lock_guard lk(mu_);
     if (tli == book_.timeline()) book_.end(segno);

@@ -105,12 +105,21 @@ void SegmentManager::check_scan() {
     return true;
   });
   if (removed) dir_.fsync();
-  for (const ScannedSegment& s : scan_.short_segments)
-    if (needed(s.name))
+  for (const ScannedSegment& s : scan_.short_segments) {
+    if (!needed(s.name)) continue;
+    const std::string path = dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes));
+    // The control file knows whether this WAL grows its segments. If it does not, a short one
+    // was cut (a partial copy or restore, case C33): switching to an append-mode method would
+    // write after the cut as if nothing were missing.
+    if (control_.append_mode)
       refuse(dir_, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "
                                "walseg.init_method = none (or fallocate_keep_size) to go on writing it",
-                               dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes)),
-                               s.size_bytes, cfg_.segment_size_bytes));
+                               path, s.size_bytes, cfg_.segment_size_bytes));
+    refuse(dir_, fmt::format("file \"{}\" is {} bytes, not {}: this WAL's segments are full size, so the file was "
+                             "truncated or only partly copied. walseg will not write into or after it: restore "
+                             "the complete file, or copy the directory away for investigation",
+                             path, s.size_bytes, cfg_.segment_size_bytes));
+  }
   if (control_.append_mode != appending) {
     WalControl next = control_;
     next.append_mode = appending;
