@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(C33_dump_and_recover_report_the_valid_end_and_no_corruption
 
 BOOST_AUTO_TEST_CASE(C33_no_command_truncates_moves_or_rewrites_a_file) {
   const auto before = snapshot(wal);
-  for (const std::string& cmd : {"ls", "dump", "recover"}) run(cmd + " --dir '" + wal + "'");
+  for (const char* cmd : {"ls", "dump", "recover"}) run(std::string(cmd) + " --dir '" + wal + "'");
   run(fmt::format("dump --dir '{}' --start 0/{:X}", wal, 2 * kSeg16));
   const auto after = snapshot(wal);
   BOOST_TEST(before.size() == after.size());

@@ -154,8 +154,8 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
   std::string why = describe_first_bytes(b, control);
   // Case C33: a partial segment (a restore cut short, pg_receivewal's .partial renamed) is
   // told apart from a whole one by its size, so say both sizes.
-  if (size_bytes < control.segment_size_bytes)
-    why += fmt::format("; it is {} bytes, a segment of this WAL is {} bytes", size_bytes, control.segment_size_bytes);
+  if (size < control.segment_size_bytes)
+    why += fmt::format("; it is {} bytes, a segment of this WAL is {} bytes", size, control.segment_size_bytes);
   return why;
 }
 
