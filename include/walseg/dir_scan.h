@@ -11,7 +11,11 @@
 //                        written in append mode (reported; the manager refuses to go on);
 //   temp leftover        xlogtemp.<pid>[.<n>] and walseg.control.tmp, walseg's own names for
 //                        a file being made (PostgreSQL removes xlogtemp.* too): removed, with
-//                        a LOG line (case C11);
+//                        a LOG line (case C11), if it is a plain file of one link; but in a
+//                        directory whose walseg.control was only just created, xlogtemp.* are
+//                        left alone (walseg makes the control file first, so they cannot be
+//                        walseg's), and a walseg.control.tmp that is not a leftover of
+//                        walseg's (wal_control.h) makes the scan refuse;
 //   foreign              every other segment-named entry (zeros, PostgreSQL's or another
 //                        system's WAL, another segment size, a symbolic link, a directory):
 //                        walseg did not make it for this WAL, so it is never used, recycled,
@@ -72,8 +76,11 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
 
 /// Scans `dir` for the WAL `control` describes. append_mode: the init method grows segments by
 /// appends (none, fallocate_keep_size), so shorter files are complete segments.
-/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text).
-ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode);
+/// control_is_new: the caller has just written the directory's first control file (see above).
+/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text),
+/// and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
+ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode,
+                              bool control_is_new = false);
 
 /// True when `name` is one of walseg's own bookkeeping files in a WAL directory (lock,
 /// control, auto-method cache) that no scan reports.
