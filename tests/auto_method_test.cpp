@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(second_choice_comes_from_the_cache_without_probing) {
 BOOST_AUTO_TEST_CASE(a_walseg_auto_that_is_not_walsegs_cache_is_probed_past_and_never_replaced) {
   // walseg writes its cache by rename, so it is never cut short: a file under the name that
   // does not parse as the cache is someone's. The probe's decision is used, not cached.
-  for (const std::string text : {std::string("u\n"), std::string("{\"method\": \"zero_wr"),
+  for (const std::string& text : {std::string("u\n"), std::string("{\"method\": \"zero_wr"),
                                  std::string("{\"method\": \"sparse\"}")}) {
     BOOST_TEST_CONTEXT(text) {
       write_text(cache(), text);

@@ -248,7 +248,7 @@ BOOST_AUTO_TEST_CASE(reader_keeps_a_writer_out_even_without_a_lock_file) {
 
 BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_unchanged) {
   // walseg writes nothing but a PID line there; anything else is another program's file.
-  for (const std::string content : {std::string("precious\n"), std::string("12 34\n"),
+  for (const std::string& content : {std::string("precious\n"), std::string("12 34\n"),
                                     std::string(100, '7')}) {
     put_file(dir / "walseg.lock", content);
     Directory d = Directory::open(dir.path());
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_un
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_left_empty_or_zeroed_by_a_crash_is_taken_over) {
-  for (const std::string content : {std::string(), std::string(7, '\0'), std::string("123\n")}) {
+  for (const std::string& content : {std::string(), std::string(7, '\0'), std::string("123\n")}) {
     put_file(dir / "walseg.lock", content);
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);

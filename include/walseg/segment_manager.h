@@ -7,8 +7,8 @@
 // directory without one gets one, its path made durable first, unless it already holds
 // segment-named files), checks the settings against it, resolves walseg.init_method = auto
 // (auto_method.h), scans the directory (dir_scan.h) and refuses what it must, before
-// removing anything of the WAL's. start() then changes the directory: it removes the
-// never-written short segments a full-size method has no use for, records the append mode in
+// removing anything. start() then changes the directory: it removes leftover temporary
+// files and the never-written short segments a full-size method has no use for, records the append mode in
 // walseg.control, and starts a background preallocator that keeps
 // walseg.prealloc_segments complete segments ready beyond the write position, created by the
 // init method with the durable install protocol (segment_install.h), paced against the rate the
@@ -123,7 +123,8 @@ class SegmentManager {
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
 
-  /// The changes opening makes once the caller accepted the WAL: removes the short segments
+  /// The changes opening makes once the caller accepted the WAL: removes walseg's leftover
+  /// temporary files (dir_scan.h) and the short segments
   /// walseg made for appends and never wrote (of no use to a full-size method), replaces
   /// walseg.control if its append mode differs from the init method's, and starts the
   /// preallocator (if Options::background). Must run before next_segment, create_now, retire

@@ -53,19 +53,15 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 }
 
 struct Scanner {
-  Directory& dir;
+  const Directory& dir;
   const WalControl& control;
   bool append_mode;
   bool control_is_new;
   ScanReport report;
-  bool changed = false;
 
-  void remove_temp(const std::string& name) {
-    dir.unlink(name, true);
-    changed = true;
-    report.removed_temps.push_back(name);
-    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
-  }
+  // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
+  // directory surveys first and removes once it has accepted it.
+  void remove_temp(const std::string& name) { report.leftover_temps.push_back(name); }
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
@@ -147,10 +143,27 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
   return describe_first_bytes(b, control);
 }
 
+void remove_leftover_temps(Directory& dir, ScanReport& report) {
+  if (report.leftover_temps.empty()) return;
+  for (const std::string& name : report.leftover_temps) {
+    dir.unlink(name, true);
+    report.removed_temps.push_back(name);
+    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
+  }
+  report.leftover_temps.clear();
+  dir.fsync();
+}
+
 ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode, bool control_is_new) {
+  ScanReport r = survey_wal_directory(dir, control, append_mode, control_is_new);
+  remove_leftover_temps(dir, r);
+  return r;
+}
+
+ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
+                                bool control_is_new) {
   Scanner s{dir, control, append_mode, control_is_new, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
-  if (s.changed) dir.fsync();
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
   std::sort(s.report.short_segments.begin(), s.report.short_segments.end(), by_name);

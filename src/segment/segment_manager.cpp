@@ -55,7 +55,7 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = scan_wal_directory(dir_, control_, append_mode(cfg_.init_method), control_created_);
+  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), control_created_);
   check_scan();
   advise_for_filesystem(dir_, cfg_);
   fill_books();
@@ -66,6 +66,7 @@ SegmentManager::~SegmentManager() { stop_preallocator(); }
 
 void SegmentManager::start() {
   if (started_) return;
+  remove_leftover_temps(dir_, scan_);
   remove_unwritten_short_segments();
   if (control_.append_mode != append_mode(cfg_.init_method)) {
     std::lock_guard lk(control_mu_);
