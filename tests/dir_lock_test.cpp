@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,10 @@ SegmentManager::Options quiet_options() {
 std::string file_text(const std::string& path) {
   auto bytes = walseg_test::read_all(path);
   return std::string(bytes.begin(), bytes.end());
+}
+
+void put_file(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
 }
 
 /// A child process with a pipe from it: the child runs `body`, whose return value is written
@@ -217,6 +222,50 @@ BOOST_AUTO_TEST_CASE(holder_that_wrote_no_pid_is_reported_as_unknown) {
   BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
                         error_is(EWOULDBLOCK, {"in use by process (unknown)"}));
   ::close(fd);
+}
+
+BOOST_AUTO_TEST_CASE(removed_lock_file_does_not_let_a_second_writer_in) {
+  // The directory's own flock holds the lock: removing walseg.lock (by hand, by a cleanup
+  // script) once let a second writer create a new one, lock it and overwrite the first
+  // writer's records.
+  Directory d = Directory::open(dir.path());
+  DirLock first = DirLock::acquire(d);
+  BOOST_REQUIRE(::unlink((dir / "walseg.lock").c_str()) == 0);
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                        error_is(EWOULDBLOCK, {"could not lock directory \"" + dir.path() + "\"",
+                                               "in use by process (unknown)"}));
+  BOOST_TEST(!walseg_test::path_exists(dir / "walseg.lock"));  // the refused opener made nothing
+  BOOST_CHECK_EXCEPTION(DirLock::acquire_shared(d), Error, error_is(EWOULDBLOCK, {"in use by process"}));
+}
+
+BOOST_AUTO_TEST_CASE(reader_keeps_a_writer_out_even_without_a_lock_file) {
+  Directory d = Directory::open(dir.path());
+  DirLock reader = DirLock::acquire_shared(d);
+  BOOST_CHECK_NO_THROW(DirLock::acquire_shared(d));  // readers share
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error, error_is(EWOULDBLOCK, {"in use by process"}));
+  BOOST_TEST(!walseg_test::path_exists(dir / "walseg.lock"));
+}
+
+BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_unchanged) {
+  // walseg writes nothing but a PID line there; anything else is another program's file.
+  for (const std::string& content : {std::string("precious\n"), std::string("12 34\n"),
+                                    std::string(100, '7')}) {
+    put_file(dir / "walseg.lock", content);
+    Directory d = Directory::open(dir.path());
+    BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                          error_is(EEXIST, {"could not use lock file \"" + dir.path() + "/walseg.lock\"",
+                                            "not walseg's", "move it out of the directory"}));
+    BOOST_TEST(file_text(dir / "walseg.lock") == content);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(lock_file_left_empty_or_zeroed_by_a_crash_is_taken_over) {
+  for (const std::string& content : {std::string(), std::string(7, '\0'), std::string("123\n")}) {
+    put_file(dir / "walseg.lock", content);
+    Directory d = Directory::open(dir.path());
+    DirLock lock = DirLock::acquire(d);
+    BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_that_cannot_be_opened_reports_the_open_error_with_its_path) {

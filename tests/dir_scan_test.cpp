@@ -245,7 +245,7 @@ BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlog
   make_file(dir / "xlogtemp.99999.7", 4096);    // walseg's counter spelling
   make_file(dir / "xlogtemp.0123", 10);         // leading zero: not our pattern
   make_file(dir / "xlogtemp.abc", 10);
-  make_file(dir / "walseg.control.tmp", 512);   // a control file replacement cut short
+  make_file(dir / "walseg.control.tmp", 512, '\0');  // a control file replacement cut short
   BOOST_REQUIRE(::mkdir((dir / "xlogtemp.5").c_str(), 0700) == 0);  // not a regular file
   ScanReport r = scan_wal_directory(d, c1, false);
   std::vector<std::string> removed = r.removed_temps;

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <vector>
 
@@ -20,7 +21,9 @@
 #include "walseg/failpoint.h"
 #include "walseg/io_record.h"
 #include "walseg/io_trace.h"
+#include "walseg/segment_name.h"
 #include "walseg/wal.h"
+#include "walseg/wal_control.h"
 
 using namespace walseg;
 using walseg_test::error_is;
@@ -193,6 +196,109 @@ BOOST_AUTO_TEST_CASE(a_directory_made_by_the_user_gets_its_name_synced_with_the_
     if (e.op == "dir_fsync" && e.result_errno == 0 && (e.path == d + "/.." || e.path == dir.path()))
       parent_synced = true;
   BOOST_TEST(parent_synced);
+}
+
+BOOST_AUTO_TEST_CASE(every_ancestor_of_a_new_wal_directory_is_synced_before_its_control_file) {
+  // mkdir -p made x and y too: x's entry in dir is no more durable than wal's in y, and a
+  // power cut that takes x takes the WAL. Synced before the control file is made, so that a
+  // directory with a control file always has a durable path.
+  const std::string d = dir / "x/y/wal";
+  std::filesystem::create_directories(d);
+  io_trace::start();
+  { auto wal = Wal::open(d, small_config()); }
+  const auto ev = io_trace::stop();
+  std::size_t control_at = ev.size();
+  for (std::size_t i = 0; i < ev.size() && control_at == ev.size(); ++i)
+    if (ev[i].path == d + "/" + kControlTempFileName) control_at = i;
+  BOOST_REQUIRE(control_at < ev.size());
+  for (const std::string& up : {d + "/..", d + "/../..", d + "/../../.."}) {
+    BOOST_TEST_CONTEXT(up) {
+      bool synced_first = false;
+      for (std::size_t i = 0; i < control_at; ++i)
+        if (ev[i].op == "dir_fsync" && ev[i].path == up && ev[i].result_errno == 0) synced_first = true;
+      BOOST_TEST(synced_first);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_refused_for_a_missing_segment_makes_no_file_and_leaves_the_control_file) {
+  // A WAL with a hole (segment 3 moved away) before its durable point is refused. Its
+  // preallocator must not have run meanwhile: it made the missing segment, filling the hole,
+  // and the next writer went on over the acknowledged records after it. A run with another
+  // init method must not have switched the control file's append mode either, nor removed
+  // anything (not even a leftover temporary file). The failpoint gives an early preallocator time to show itself.
+  const std::string d = dir / "wal";
+  Config first = small_config();
+  first.init_method = InitMethod::kSparse;
+  first.prealloc_segments = 8;
+  {
+    auto wal = Wal::open(d, first);
+    std::vector<std::byte> rec(6000, std::byte{7});
+    Lsn end = 0;
+    for (int i = 0; i < 1000; ++i) end = wal->writer().append(rec);
+    wal->writer().flush(end);
+    wal->checkpoint();
+    BOOST_REQUIRE(end > lsn_of_segment(5, 0, kSeg));
+  }
+  const std::string hole = segment_file_name(1, 3, kSeg);
+  std::filesystem::rename(d + "/" + hole, dir / hole);
+  walseg_test::write_bytes(d + "/xlogtemp.777", 0, 10, 't');  // a leftover of walseg's: still kept
+  const auto names = walseg_test::list_names(d);
+  const auto control = walseg_test::read_all(d + "/" + kControlFileName);
+  Config none = first;
+  none.init_method = InitMethod::kNone;
+  for (const Config& c : {first, none}) {
+    BOOST_TEST_CONTEXT(to_string(c.init_method)) {
+      failpoint::arm("wal.before_recovery",
+                     {failpoint::Kind::kCall, 0, 0, 1, 1, [] { ::usleep(300 * 1000); }});
+      BOOST_CHECK_EXCEPTION(Wal::open(d, c), Error, error_is(ENOTRECOVERABLE, {"cannot write to the WAL"}));
+      BOOST_TEST(walseg_test::list_names(d) == names, boost::test_tools::per_element());
+      BOOST_TEST((walseg_test::read_all(d + "/" + kControlFileName) == control));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_writer_keeps_the_never_written_short_segments_of_an_append_mode_run) {
+  // Segments an append-mode run made ahead and never wrote are removed by a full-size run,
+  // but only once it accepted the WAL: this one refuses the append-mode WAL itself.
+  const std::string d = dir / "wal";
+  Config appending = small_config();
+  appending.init_method = InitMethod::kNone;
+  appending.prealloc_segments = 3;
+  {
+    auto wal = Wal::open(d, appending);
+    std::vector<std::byte> rec(6000, std::byte{7});
+    Lsn end = 0;
+    for (int i = 0; i < 400; ++i) end = wal->writer().append(rec);
+    wal->writer().flush(end);
+    wal->checkpoint();
+    BOOST_REQUIRE(wal->manager().wait_ready(3, std::chrono::seconds(10)) == 3u);
+  }
+  const auto names = walseg_test::list_names(d);
+  Config full = small_config();
+  full.init_method = InitMethod::kZeroWrite;
+  BOOST_CHECK_EXCEPTION(Wal::open(d, full), Error, error_is(EINVAL, {"holds WAL written in append mode"}));
+  BOOST_TEST(walseg_test::list_names(d) == names, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(files_with_walseg_temp_names_in_a_directory_walseg_never_used_are_left_alone) {
+  // walseg makes walseg.control before any temporary file, so an xlogtemp.* found where it
+  // has just made the control file is someone's; a walseg.control.tmp that does not look
+  // like a control file is someone's too, and the opening refuses rather than replace it.
+  const std::string d = dir / "fresh";
+  BOOST_REQUIRE(::mkdir(d.c_str(), 0700) == 0);
+  walseg_test::write_bytes(d + "/xlogtemp.4242", 0, 2, 'u');
+  BOOST_CHECK_NO_THROW(Wal::open(d, small_config()));
+  BOOST_TEST(walseg_test::read_all(d + "/xlogtemp.4242").size() == 2u);
+
+  const std::string d2 = dir / "fresh2";
+  BOOST_REQUIRE(::mkdir(d2.c_str(), 0700) == 0);
+  walseg_test::write_bytes(d2 + "/" + kControlTempFileName, 0, 2, 'u');
+  BOOST_CHECK_EXCEPTION(Wal::open(d2, small_config()), Error,
+                        error_is(EEXIST, {d2 + "/" + kControlTempFileName, "is not a leftover of walseg's",
+                                          "does not begin like a control file"}));
+  BOOST_TEST(walseg_test::read_all(d2 + "/" + kControlTempFileName).size() == 2u);
+  BOOST_TEST(!path_exists(d2 + "/" + kControlFileName));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

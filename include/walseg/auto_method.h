@@ -9,7 +9,11 @@
 // shared with the bench's verdict (decide_init_method), picks the method whose commits are
 // fastest (10th percentile within kCommitTolerance of the best), and among those the cheapest
 // to create, since the preallocator keeps creation off the commit path anyway. The decision and its numbers are
-// cached in `walseg.auto` inside the directory and logged with the reason.
+// cached in `walseg.auto` inside the directory and logged with the reason. A walseg.auto that
+// is not walseg's cache (not a plain file of one link, not JSON with walseg's fields) is
+// someone's file: it is never replaced; the probe's decision is used without caching and a
+// WARNING says to move the file away (as PostgreSQL leaves files in pgdata it did not make,
+// the WAL keeps working: the cost is a probe at every start, not a refusal).
 //
 // Not for: choosing anything else (sync method, recycling).
 // Thread-safety: call while holding the directory's DirLock (the segment manager does).
@@ -69,8 +73,8 @@ ProbeResult probe_result(InitMethod method, double create_us, std::vector<double
 /// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
 InitMethod decide_init_method(const std::vector<ProbeResult>& results);
 
-/// Returns the cached decision if it was made on this filesystem, else probes, caches and
-/// logs. cfg supplies the fallback rule for posix_fallocate. Throws walseg::Error from the
+/// Returns the cached decision if it was made on this filesystem, else probes, caches (unless
+/// walseg.auto is someone else's file, see above) and logs. cfg supplies the fallback rule for posix_fallocate. Throws walseg::Error from the
 /// probe's file operations (the probe files, named xlogtemp.*, are removed either way).
 AutoDecision choose_init_method(Directory& dir, const Config& cfg);
 

@@ -1,19 +1,29 @@
 // DirLock: one process manages one WAL directory. Opening takes an exclusive flock(2) on the
-// lock file `walseg.lock` inside the directory and writes the holder's PID into it, so that a
-// second opener is refused with a message naming the holder, as PostgreSQL's postmaster.pid
-// refuses a second postmaster. The lock file is never opened through a symbolic link nor
-// used when it has other names (it is written). Readers take a shared lock instead.
+// WAL directory itself, through the lock's own open of it, so that a second opener is refused
+// as PostgreSQL's postmaster.pid refuses a second postmaster. The directory cannot be
+// unlinked away while it is in use, as a lock file could: a lock on `walseg.lock` alone let a
+// second writer in once someone removed the file, and it overwrote the first one's records.
+// The lock file `walseg.lock` still carries the holder's PID, for the refusal's message (and
+// is flocked too, so that an older walseg that only locks the file is kept out as well).
+// Readers take shared locks instead.
+//
+// walseg.lock is walseg's only if it holds what walseg writes there: nothing (a holder killed
+// between creating and writing it) or one PID line. Any other content is someone's file: the
+// lock refuses and changes nothing. The file is only truncated and rewritten once both locks
+// are held, never through a symbolic link nor when it has other names (hard links).
 //
 // flock locks die with the process, so a crashed holder never leaves the directory locked; the
 // file itself stays (it is not a segment and the scan leaves it alone).
 // Not for: locking between threads of one process (the segment manager's mutex does that).
-// Thread-safety: a DirLock is owned by one SegmentManager; not shared.
+// Thread-safety: a DirLock is owned by one SegmentManager; not shared. Lifetime: the
+// Directory passed in need not outlive the lock (it keeps its own descriptors).
 #pragma once
 
 #include <string>
 
 #include "walseg/directory.h"
 #include "walseg/file.h"
+#include "walseg/owned_fd.h"
 
 namespace walseg {
 
@@ -21,24 +31,30 @@ inline constexpr const char* kLockFileName = "walseg.lock";
 
 class DirLock {
  public:
-  /// Locks `dir`. Throws walseg::Error: EWOULDBLOCK with
-  /// `could not lock directory "D": it is in use by process PID` when another process holds
-  /// it, or the open/write error of the lock file.
+  /// Locks `dir` for a writer: an exclusive flock on the directory and on walseg.lock
+  /// (created if missing), then writes this PID into walseg.lock. Throws walseg::Error:
+  /// EWOULDBLOCK with `could not lock directory "D": it is in use by process PID` when
+  /// another process (or another DirLock of this one) holds it, without creating or writing
+  /// anything; EEXIST (ELOOP for a symbolic link), changing nothing, when walseg.lock has other hard
+  /// links, is not a regular file or holds anything but a PID line; the open, flock or write
+  /// error otherwise.
   static DirLock acquire(Directory& dir);
-  /// For readers (recover, dump): a shared flock on an existing lock file, so that a writer
-  /// and a reader never overlap, but readers do not exclude each other and nothing is
-  /// written. With no lock file (never opened by a writer) or one that cannot be opened
-  /// (EACCES, EROFS: a read-only copy or snapshot; said once in the log) it returns an empty
-  /// lock. Throws walseg::Error: EWOULDBLOCK naming the writer's PID, as acquire.
+  /// For readers (recover, dump): a shared flock on the directory (and on an existing lock
+  /// file), so that a writer and a reader never overlap, but readers do not exclude each
+  /// other and nothing is written. A lock file that cannot be opened (EACCES, EROFS: a
+  /// read-only copy or snapshot; said once in the log) is skipped. Throws walseg::Error:
+  /// EWOULDBLOCK naming the writer's PID, as acquire; the open or flock error of the
+  /// directory.
   static DirLock acquire_shared(const Directory& dir);
 
   DirLock() = default;
   DirLock(DirLock&&) noexcept = default;
   DirLock& operator=(DirLock&&) noexcept = default;
-  /// Releases the lock (closing the descriptor releases the flock).
+  /// Releases the lock (closing the descriptors releases the flocks).
   ~DirLock() = default;
 
  private:
+  OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
   File file_;
 };
 

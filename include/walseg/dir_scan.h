@@ -11,7 +11,11 @@
 //                        written in append mode (reported; the manager refuses to go on);
 //   temp leftover        xlogtemp.<pid>[.<n>] and walseg.control.tmp, walseg's own names for
 //                        a file being made (PostgreSQL removes xlogtemp.* too): removed, with
-//                        a LOG line (case C11);
+//                        a LOG line (case C11), if it is a plain file of one link; but in a
+//                        directory whose walseg.control was only just created, xlogtemp.* are
+//                        left alone (walseg makes the control file first, so they cannot be
+//                        walseg's), and a walseg.control.tmp that is not a leftover of
+//                        walseg's (wal_control.h) makes the scan refuse;
 //   foreign              every other segment-named entry (zeros, PostgreSQL's or another
 //                        system's WAL, another segment size, a symbolic link, a directory):
 //                        walseg did not make it for this WAL, so it is never used, recycled,
@@ -20,7 +24,8 @@
 //   everything else      history, partial and backup files, other names: left alone and
 //                        reported once (case C20), except walseg's own lock, control and
 //                        auto-cache files.
-// Removals are made durable with one directory fsync at the end.
+// Removals are made durable with one directory fsync at the end; survey_wal_directory only
+// lists them, for a caller that removes them once it accepted the WAL.
 //
 // Not for: deciding what to recycle (the segment manager) or reading records (wal layer).
 // Thread-safety: call while holding the directory's DirLock, before other threads use it.
@@ -60,6 +65,7 @@ struct ScanReport {
   std::vector<ScannedSegment> segments;        ///< complete segments, sorted (timeline, segno)
   std::vector<ScannedSegment> short_segments;  ///< see above; sorted
   std::vector<ForeignFile> foreign;            ///< sorted by name
+  std::vector<std::string> leftover_temps;     ///< temp leftovers found, not yet removed
   std::vector<std::string> removed_temps;      ///< temp leftovers removed
   std::vector<std::string> left_alone;         ///< "name (what)" of other entries reported
 };
@@ -80,8 +86,22 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 
 /// Scans `dir` for the WAL `control` describes. append_mode: the init method grows segments by
 /// appends (none, fallocate_keep_size), so shorter files are complete segments.
-/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text).
-ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode);
+/// control_is_new: the caller has just written the directory's first control file (see above).
+/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text),
+/// and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
+ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode,
+                              bool control_is_new = false);
+
+/// scan_wal_directory without its removals: the leftovers are listed in leftover_temps, and
+/// nothing in `dir` is changed, so that a caller that may still refuse the WAL changes
+/// nothing (SegmentManager removes them at start()). Throws as scan_wal_directory, without
+/// its unlink and fsync errors.
+ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
+                                bool control_is_new = false);
+
+/// Removes report's leftover_temps (moving them to removed_temps, each with a LOG line), then
+/// fsyncs `dir` if any was removed. Throws walseg::Error from the unlink or the fsync.
+void remove_leftover_temps(Directory& dir, ScanReport& report);
 
 /// True when `name` is one of walseg's own bookkeeping files in a WAL directory (lock,
 /// control, auto-method cache) that no scan reports.

@@ -1,10 +1,15 @@
 // SegmentManager: owns one WAL directory the way PostgreSQL's checkpointer and XLogFileInit own
 // pg_wal, but keeps segment creation off the commit path.
 //
-// Opening locks the directory (DirLock), reads its walseg.control (wal_control.h; a directory
-// without one gets one, unless it already holds segment-named files), checks the settings
-// against it, scans the directory (dir_scan.h), resolves walseg.init_method =
-// auto (auto_method.h), and starts a background preallocator that keeps
+// Opening is two steps, so that a caller that refuses the WAL (Wal::open, when recovery finds
+// acknowledged records unreadable) leaves the directory as it found it. The constructor only
+// checks: it locks the directory (DirLock), reads its walseg.control (wal_control.h; a
+// directory without one gets one, its path made durable first, unless it already holds
+// segment-named files), checks the settings against it, resolves walseg.init_method = auto
+// (auto_method.h), scans the directory (dir_scan.h) and refuses what it must, before
+// removing anything. start() then changes the directory: it removes leftover temporary
+// files and the never-written short segments a full-size method has no use for, records the append mode in
+// walseg.control, and starts a background preallocator that keeps
 // walseg.prealloc_segments complete segments ready beyond the write position, created by the
 // init method with the durable install protocol (segment_install.h), paced against the rate the
 // writer consumes segments so that the fill's I/O disturbs commits as little as possible.
@@ -107,6 +112,9 @@ class SegmentManager {
     /// contradicts is refused (EINVAL): the timeline changes only by switch_timeline().
     std::optional<TimeLineId> timeline;
     bool background = true;  ///< false: no preallocator (every next_segment creates: "unpooled")
+    /// true: the constructor calls start(). false: the caller calls it once it has accepted
+    /// the WAL (Wal::open, after recovery), so that a refusal changes nothing.
+    bool start = true;
   };
 
   /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
@@ -119,6 +127,15 @@ class SegmentManager {
   SegmentManager(const std::string& dir, Options opts);
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
+
+  /// The changes opening makes once the caller accepted the WAL: removes walseg's leftover
+  /// temporary files (dir_scan.h) and the short segments
+  /// walseg made for appends and never wrote (of no use to a full-size method), replaces
+  /// walseg.control if its append mode differs from the init method's, and starts the
+  /// preallocator (if Options::background). Must run before next_segment, create_now, retire
+  /// or switch_timeline; a second call does nothing. Throws walseg::Error from the unlink,
+  /// the directory fsync or the control file's replacement (then nothing was started).
+  void start();
   SegmentManager(const SegmentManager&) = delete;
   SegmentManager& operator=(const SegmentManager&) = delete;
 
@@ -216,6 +233,8 @@ class SegmentManager {
   void open_control(std::optional<TimeLineId> timeline);
   void check_scan();
   void fill_books();
+  void remove_unwritten_short_segments();  // start()'s first step (segment_open.cpp)
+  void require_started() const;             // EINVAL before start()
   /// The ready stamp a new segment (tli, segno) of this WAL carries (wal_format.h).
   std::array<std::byte, kReadyStampBytes> stamp_for(TimeLineId tli, SegNo segno) const;
   /// Replaces the control file by `next` if it differs (control_mu_ held by the caller).
@@ -223,6 +242,8 @@ class SegmentManager {
 
   Config cfg_;
   bool background_;
+  bool started_ = false;
+  bool control_created_ = false;  ///< this opening wrote the directory's first walseg.control
   Directory dir_;
   DirLock lock_;
   mutable std::mutex control_mu_;  ///< guards control_ and its file; never taken inside mu_

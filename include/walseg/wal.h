@@ -1,10 +1,13 @@
 // Wal: a WAL directory opened for writing: the segment manager, recovery of the end of WAL, and
 // a writer resuming there. The one-call entry point for the tool and the PostgreSQL extension.
 //
-// Opening runs, in order: SegmentManager (lock, walseg.control, the checks that refuse a WAL
-// the settings or foreign files contradict, scan, preallocator), find_end_of_wal from the
-// control file's oldest LSN with its sizes and system identifier (reader_options_for), through
-// the locked directory's descriptor; then, after a crash, the WAL past the control file's
+// Opening runs, in order: SegmentManager (lock, walseg.control, scan, the checks that refuse a
+// WAL the settings or foreign files contradict), find_end_of_wal from the control file's
+// oldest LSN with its sizes and system identifier (reader_options_for), through the locked
+// directory's descriptor, and the refusal of a WAL whose acknowledged records cannot be read;
+// only then SegmentManager::start() (removal of never-written short segments, the append mode
+// in walseg.control, the preallocator), so that a refused opening leaves no segment made or
+// removed and the control file as it was; then, after a crash, the WAL past the control file's
 // durable LSN is rewritten and fdatasynced and the control file records it as durable (what
 // recovery read may have come from the page cache only: a killed writer's, or one whose
 // fdatasync failed); then a WalWriter resuming where recovery found the end of WAL: after the last valid record, or at
@@ -35,10 +38,13 @@ class Wal {
   /// another segment size, block size or in append mode under a full-size init method, when
   /// its control file is damaged or missing beside segment files, or when a file walseg did
   /// not make has a segment name the WAL may need: changing a setting must never cost
-  /// acknowledged records), recovery or writer set-up. Corruption before the end is not
-  /// thrown: the writer resumes after the last valid record and recovery() says what was
-  /// found (as PostgreSQL does after a crash), so check recovery().corruption where that
-  /// matters.
+  /// acknowledged records), recovery or writer set-up; ENOTRECOVERABLE when records before
+  /// the control file's durable LSN cannot be read (a missing or damaged segment): writing
+  /// after the last valid record would overwrite what follows. Every refusal leaves the
+  /// directory's segments and walseg.control as they were (a new directory keeps the
+  /// control file it got). A damaged tail after the durable LSN is not thrown: the writer
+  /// resumes after the last valid record and recovery() says what was found (as PostgreSQL
+  /// does after a crash).
   static std::unique_ptr<Wal> open(const std::string& dir, const Config& config,
                                    std::optional<TimeLineId> timeline = std::nullopt);
 

@@ -11,7 +11,7 @@
 //
 // The file is written when a directory gets its first segment manager (before any segment)
 // and replaced, never edited in place: a fixed temporary name (walseg.control.tmp, removed
-// first if a crash left it) opened O_EXCL, written, fsynced, renamed over walseg.control,
+// first if a crash left it; a file there that is not walseg's is refused) opened O_EXCL, written, fsynced, renamed over walseg.control,
 // and the directory fsynced (PostgreSQL's durable_rename). A reader sees the old file or the
 // new one, never a mix, so reading needs no lock.
 //
@@ -41,7 +41,15 @@ std::optional<WalControl> read_control(const Directory& dir);
 /// Like read_control for a directory given by path, opened read-only (readers need no lock).
 std::optional<WalControl> read_control(const std::string& dir_path);
 
-/// Replaces (or creates) dir's control file with `c`, durably (see above). Throws
+/// Throws walseg::Error EEXIST (naming the file and why) when a file named walseg.control.tmp
+/// in `dir` is not a leftover of write_control: not a regular file of one link, larger than
+/// a control file, or not beginning with the control magic (empty or all zeros counts as a
+/// leftover: a crash before its fsync). walseg removes only its own leftovers; another
+/// program's file under that name is refused, never replaced. Thread-safety: as write_control.
+void check_control_temp(const Directory& dir);
+
+/// Replaces (or creates) dir's control file with `c`, durably (see above); first
+/// check_control_temp, whose refusal changes nothing. Throws
 /// walseg::Error from the open, write, fsync, rename or directory fsync, naming the path and
 /// errno's text; after a throw the old file or the new one is in place, and the caller must
 /// not act on the new values (they may not be durable).

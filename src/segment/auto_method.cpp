@@ -69,26 +69,42 @@ std::string fs_identity(const Directory& dir) {
   return fmt::format("{}:{}", fs_info(dir.path()).type_name, static_cast<unsigned long long>(st.st_dev));
 }
 
-std::optional<AutoDecision> read_cache(const Directory& dir, const std::string& identity) {
-  if (!dir.exists(kAutoCacheFileName)) return std::nullopt;
+// What is under walseg.auto: nothing, walseg's cache (an object with the three strings
+// write_cache writes; `decision` set when it is for this filesystem and names a method), or
+// someone else's file, which walseg never replaces.
+struct CacheFile {
+  bool exists = false;
+  bool ours = false;
+  std::optional<AutoDecision> decision;
+};
+
+CacheFile read_cache(const Directory& dir, const std::string& identity) {
+  CacheFile out;
+  if (!dir.exists(kAutoCacheFileName)) return out;
+  out.exists = true;
   try {
     File f = File::open_at(dir, kAutoCacheFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    if (!S_ISREG(f.stat().st_mode)) return std::nullopt;
+    if (!S_ISREG(f.stat().st_mode) || f.stat().st_nlink != 1) return out;
     std::string text(64 * 1024, '\0');
     text.resize(f.pread(text.data(), text.size(), 0));
     auto j = nlohmann::json::parse(text);
-    if (j.at("filesystem").get<std::string>() != identity) return std::nullopt;
-    auto m = enum_from_name<InitMethod>(j.at("method").get<std::string>(), kInitMethodNames);
+    const std::string fs = j.at("filesystem").get<std::string>();
+    const std::string method = j.at("method").get<std::string>();
+    const std::string reason = j.at("reason").get<std::string>();
+    out.ours = true;  // walseg's layout, of this version or another: replaced when stale
+    if (fs != identity) return out;
+    auto m = enum_from_name<InitMethod>(method, kInitMethodNames);
     // "auto" is not a decision (allocate_file refuses it): a cache naming it is corrupt.
-    if (!m || *m == InitMethod::kAuto) return std::nullopt;
+    if (!m || *m == InitMethod::kAuto) return out;
     AutoDecision d;
     d.method = *m;
-    d.reason = j.at("reason").get<std::string>();
+    d.reason = reason;
     d.from_cache = true;
-    return d;
+    out.decision = d;
   } catch (const std::exception&) {
-    return std::nullopt;  // unreadable or from another version: probe again
+    // unreadable, not JSON, or not walseg's layout: someone's file, probe without caching
   }
+  return out;
 }
 
 void write_cache(Directory& dir, const std::string& identity, const AutoDecision& d) {
@@ -101,13 +117,6 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
                            {"commit_p10_us", p.commit_p10_us}, {"commit_median_us", p.commit_median_us},
                            {"commit_p99_us", p.commit_p99_us}});
   std::string text = j.dump(2) + "\n";
-  // walseg.auto is walseg's own name, but only a regular file under it is replaced.
-  struct stat st{};
-  if (::fstatat(dir.fd(), kAutoCacheFileName, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
-    log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" is not a regular file",
-                                        dir.path_of(kAutoCacheFileName)));
-    return;
-  }
   std::string tmp;
   File f = create_temp_file(dir, &tmp);
   try {
@@ -152,7 +161,8 @@ InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
 
 AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
   std::string identity = fs_identity(dir);
-  if (auto cached = read_cache(dir, identity)) return *cached;
+  const CacheFile cache = read_cache(dir, identity);
+  if (cache.decision) return *cache.decision;
   AutoDecision d;
   d.probes = probe_all(dir, cfg);
   d.method = decide_init_method(d.probes);
@@ -164,7 +174,15 @@ AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
   d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
                          kCommitTolerance * 100,
                          identity, numbers);
-  write_cache(dir, identity, d);
+  // walseg.auto is walseg's name, but a file there that is not walseg's cache (a symbolic
+  // link, another program's file) is someone's: the decision is used, not cached.
+  if (cache.exists && !cache.ours)
+    log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" is not walseg's cache file and "
+                                        "walseg does not replace it; move it away so the probe need not run at "
+                                        "every start",
+                                        dir.path_of(kAutoCacheFileName)));
+  else
+    write_cache(dir, identity, d);
   log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
                                   to_string(d.method), dir.path(), d.reason));
   return d;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -16,6 +17,19 @@
 
 namespace walseg {
 namespace {
+
+// Longer than any PID line walseg writes ("4194304\n" at most on Linux, 20 digits for any
+// 64-bit number): a larger lock file is not walseg's.
+constexpr std::size_t kMaxLockFileBytes = 32;
+
+// The lock's own open of the directory: flock belongs to the open file description, so a
+// descriptor shared with the caller's Directory (which it may duplicate or close) would tie
+// the lock to it. Not through failpoints: it is not a file walseg creates or changes.
+OwnedFd open_dir_for_lock(const Directory& dir) {
+  int fd = ::openat(dir.fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) throw dir_error(errno, "open", dir.path());
+  return OwnedFd(fd, dir.path());
+}
 
 // The lock file is walseg's own name, and it is written (the holder's PID): never through a
 // symbolic link, and never a file that has other names (a hard link to someone's file).
@@ -41,14 +55,51 @@ File open_lock_file(const Directory& dir, int flags) {
   return f;
 }
 
-[[noreturn]] void throw_in_use(File& f, const Directory& dir, int err) {
-  char buf[32] = {};
-  std::size_t n = f.pread(buf, sizeof buf - 1, 0);
-  std::string pid(buf, n);
-  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+// What walseg leaves in its lock file: nothing (killed between creating and writing it), one
+// PID line, or a PID line whose bytes a power cut lost while its size survived (zeros).
+// Anything else was written by someone else, and rewriting it would destroy their data.
+bool holds_walseg_content(File& f) {
+  if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return false;
+  char buf[kMaxLockFileBytes + 1] = {};
+  std::size_t n = 0;
+  while (n < sizeof buf) {
+    const std::size_t got = f.pread(buf + n, sizeof buf - n, n);
+    if (got == 0) break;
+    n += got;
+  }
+  if (n > kMaxLockFileBytes) return false;
+  std::string text(buf, n);
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
+  if (text.back() == '\n') text.pop_back();
+  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The holder's PID as its lock file says, without creating or changing the file.
+std::string holder_pid(const Directory& dir) {
+  try {
+    File f = File::open_at(dir, kLockFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    char buf[32] = {};
+    std::string pid(buf, f.pread(buf, sizeof buf - 1, 0));
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    if (!pid.empty()) return pid;
+  } catch (const Error&) {
+    // removed, or not openable: the holder is still there (it has the directory's flock)
+  }
+  return "(unknown)";
+}
+
+[[noreturn]] void throw_in_use(const Directory& dir, int err) {
   throw make_error(err, "lock", dir.path(),
                    fmt::format("could not lock directory \"{}\": it is in use by process {}", dir.path(),
-                               pid.empty() ? std::string("(unknown)") : pid));
+                               holder_pid(dir)));
+}
+
+// flock(fd, op | LOCK_NB); another holder is reported with its PID.
+void lock_or_throw(int fd, int op, const Directory& dir, const std::string& path) {
+  if (::flock(fd, op | LOCK_NB) == 0) return;
+  const int err = errno;
+  if (err != EWOULDBLOCK) throw file_error(err, "lock", path);
+  throw_in_use(dir, err);
 }
 
 // Made with O_EXCL when missing, so that a lock file this process made is known to be its own
@@ -72,40 +123,46 @@ File open_or_make_lock_file(const Directory& dir) {
 }  // namespace
 
 DirLock DirLock::acquire(Directory& dir) {
+  DirLock lock;
+  // The directory first: a holder is found even when its walseg.lock was removed, and a
+  // refused opener creates and writes nothing.
+  lock.dir_fd_ = open_dir_for_lock(dir);
+  lock_or_throw(lock.dir_fd_.fd(), LOCK_EX, dir, dir.path());
   File f = open_or_make_lock_file(dir);
-  if (::flock(f.fd(), LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
-    throw_in_use(f, dir, err);
-  }
+  lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
+  // Checked only now, with both locks held: a holder between its truncate and its write
+  // would otherwise look like someone's empty file, and nothing may be truncated before.
+  if (!holds_walseg_content(f))
+    throw make_error(EEXIST, "open", f.path(),
+                     fmt::format("could not use lock file \"{}\": it holds something other than the process "
+                                 "ID walseg writes there, so it is not walseg's and walseg will not overwrite "
+                                 "it; move it out of the directory",
+                                 f.path()));
   std::string pid = fmt::format("{}\n", ::getpid());
   f.ftruncate(0);
   f.pwrite_all(pid.data(), pid.size(), 0);
-  DirLock lock;
   lock.file_ = std::move(f);
   return lock;
 }
 
 DirLock DirLock::acquire_shared(const Directory& dir) {
+  DirLock lock;
+  lock.dir_fd_ = open_dir_for_lock(dir);
+  lock_or_throw(lock.dir_fd_.fd(), LOCK_SH, dir, dir.path());
   File f;
   try {
     f = open_lock_file(dir, O_RDONLY);
   } catch (const Error& e) {
     // No lock file: no writer has ever opened the directory (a copy, a snapshot). Read-only
-    // or not ours to open: reading needs no lock, only a writer would have to be kept out.
+    // or not ours to open: the directory's lock already keeps writers out.
     if (e.errnum() != ENOENT && e.errnum() != EACCES && e.errnum() != EROFS) throw;
     if (e.errnum() != ENOENT)
-      log(LogLevel::kLog, fmt::format("reading \"{}\" without its lock ({}): a writer working there meanwhile "
-                                      "is not kept out",
-                                      dir.path(), errno_text(e.errnum())));
-    return DirLock();
+      log(LogLevel::kLog, fmt::format("reading \"{}\" without a lock on its {} ({}): only its directory's lock "
+                                      "keeps a writer out",
+                                      dir.path(), kLockFileName, errno_text(e.errnum())));
+    return lock;
   }
-  if (::flock(f.fd(), LOCK_SH | LOCK_NB) != 0) {
-    int err = errno;
-    if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
-    throw_in_use(f, dir, err);
-  }
-  DirLock lock;
+  lock_or_throw(f.fd(), LOCK_SH, dir, f.path());
   lock.file_ = std::move(f);
   return lock;
 }

@@ -53,18 +53,15 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 }
 
 struct Scanner {
-  Directory& dir;
+  const Directory& dir;
   const WalControl& control;
   bool append_mode;
+  bool control_is_new;
   ScanReport report;
-  bool changed = false;
 
-  void remove_temp(const std::string& name) {
-    dir.unlink(name, true);
-    changed = true;
-    report.removed_temps.push_back(name);
-    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
-  }
+  // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
+  // directory surveys first and removes once it has accepted it.
+  void remove_temp(const std::string& name) { report.leftover_temps.push_back(name); }
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
@@ -94,16 +91,23 @@ struct Scanner {
     // A leftover is walseg's by its name only if nobody linked to it: another hard link makes
     // it someone's file too.
     const bool own_plain_file = S_ISREG(st.st_mode) && st.st_nlink == 1;
-    if (name == kControlTempFileName && own_plain_file) return remove_temp(name);
+    if (name == kControlTempFileName) {
+      check_control_temp(dir);  // someone's file under that name: refuse, never remove
+      return remove_temp(name);
+    }
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
-    if (info.kind == WalFileKind::kTempFile && own_plain_file) return remove_temp(name);
+    // walseg makes walseg.control before any temporary file: in a directory whose control
+    // file this opening just made, a file with a temporary name is someone else's.
+    if (info.kind == WalFileKind::kTempFile && own_plain_file && !control_is_new) return remove_temp(name);
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
     // A name that would be a segment's under another segment size is still not to be touched.
     if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
       return foreign(name, std::nullopt, "its segment number is out of range for this WAL's segment size");
     const std::string what = !S_ISREG(st.st_mode) ? "not a regular file"
                              : st.st_nlink != 1   ? fmt::format("{} with other hard links", to_string(info.kind))
-                                                  : std::string(to_string(info.kind));
+                             : info.kind == WalFileKind::kTempFile
+                                 ? fmt::format("{} in a directory walseg had not used before", to_string(info.kind))
+                                 : std::string(to_string(info.kind));
     report.left_alone.push_back(fmt::format("{} ({})", name, what));
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));
   }
@@ -159,10 +163,27 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
   return why;
 }
 
-ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode) {
-  Scanner s{dir, control, append_mode, {}};
+void remove_leftover_temps(Directory& dir, ScanReport& report) {
+  if (report.leftover_temps.empty()) return;
+  for (const std::string& name : report.leftover_temps) {
+    dir.unlink(name, true);
+    report.removed_temps.push_back(name);
+    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
+  }
+  report.leftover_temps.clear();
+  dir.fsync();
+}
+
+ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode, bool control_is_new) {
+  ScanReport r = survey_wal_directory(dir, control, append_mode, control_is_new);
+  remove_leftover_temps(dir, r);
+  return r;
+}
+
+ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
+                                bool control_is_new) {
+  Scanner s{dir, control, append_mode, control_is_new, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
-  if (s.changed) dir.fsync();
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
   std::sort(s.report.short_segments.begin(), s.report.short_segments.end(), by_name);

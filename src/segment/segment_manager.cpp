@@ -58,20 +58,43 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
   check_segment_size(cfg_.segment_size_bytes);
   // The control file first: everything after it may write into the directory (auto's probe
   // among them), and nothing may be written into a directory whose WAL the settings
-  // contradict. check_scan() settles its append-mode flag once auto has chosen.
+  // contradict. start() settles its append-mode flag once auto has chosen.
   open_control(opts.timeline);
   book_ = SegmentBook(control_.timeline);
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = scan_wal_directory(dir_, control_, append_mode(cfg_.init_method));
+  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), control_created_);
   check_scan();
   advise_for_filesystem(dir_, cfg_);
   fill_books();
-  if (background_) start_preallocator();
+  if (opts.start) start();
 }
 
 SegmentManager::~SegmentManager() { stop_preallocator(); }
+
+void SegmentManager::start() {
+  if (started_) return;
+  remove_leftover_temps(dir_, scan_);
+  remove_unwritten_short_segments();
+  if (control_.append_mode != append_mode(cfg_.init_method)) {
+    std::lock_guard lk(control_mu_);
+    WalControl next = control_;
+    next.append_mode = append_mode(cfg_.init_method);
+    update_control_locked(next);
+  }
+  started_ = true;
+  if (background_) start_preallocator();
+}
+
+// Until start() the directory is only looked at: what the segment book would hand out may
+// still be refused by the caller (recovery), and a segment made meanwhile could fill a hole
+// in the WAL that made it refuse.
+void SegmentManager::require_started() const {
+  if (!started_)
+    throw make_error(EINVAL, "use WAL directory", dir_.path(),
+                     fmt::format("segment manager of \"{}\" used before start()", dir_.path()));
+}
 
 void SegmentManager::start_preallocator() {
   stop_ = false;
@@ -119,6 +142,7 @@ void SegmentManager::record_created_locked(const Job& job, const CreateReport& r
 
 ReadySegment SegmentManager::next_segment(SegNo segno) {
   auto t0 = Clock::now();
+  require_started();
   std::unique_lock lk(mu_);
   throw_stored_error_locked();
   observe_position_locked(segno);
@@ -171,6 +195,7 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
 }
 
 CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
+  require_started();
   Job job{tli, segno};
   {
     std::lock_guard lk(mu_);

@@ -1,7 +1,10 @@
 // SegmentManager's opening of a directory: the control file, the checks that refuse a WAL the
 // settings or foreign files contradict, and the books from the scan
 // (include/walseg/segment_manager.h).
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <limits>
 
 #include <fmt/format.h>
@@ -34,6 +37,36 @@ void refuse_segments_without_control(const Directory& dir) {
                             "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
                             "otherwise use an empty directory",
                             e.name, kControlFileName, kControlFileName));
+  }
+}
+
+// The WAL directory's name is an entry of its parent, and the parent's of its own parent:
+// made by the user (mkdir -p) or by an earlier run killed before it synced them, any of them
+// may not be durable yet, and a power cut would take the WAL, acknowledged records and all,
+// with it. As initdb does for pgdata (fsync_parent_path), fsync each ancestor up to the root
+// of the directory's filesystem: above a mount point, entries belong to another filesystem.
+// An ancestor that cannot be opened (EACCES: no read permission on a parent the user does
+// not own) ends the walk with a warning rather than refusing the WAL.
+void make_path_durable(const Directory& dir) {
+  struct stat st{};
+  if (::fstat(dir.fd(), &st) != 0) throw dir_error(errno, "stat", dir.path());
+  const dev_t dev = st.st_dev;
+  ino_t below = st.st_ino;
+  Directory cur;
+  try {
+    cur = Directory::open_child(dir, "..");
+    for (;;) {
+      if (::fstat(cur.fd(), &st) != 0) throw dir_error(errno, "stat", cur.path());
+      if (st.st_dev != dev || st.st_ino == below) return;  // another filesystem, or "/" (its own parent)
+      cur.fsync();
+      below = st.st_ino;
+      cur = Directory::open_child(cur, "..");
+    }
+  } catch (const Error& e) {
+    if (e.op() != "open" || e.errnum() != EACCES) throw;
+    log(LogLevel::kWarning, fmt::format("could not make the path of WAL directory \"{}\" durable: {}; a power cut "
+                                        "may lose a directory above it that was created recently",
+                                        dir.path(), e.what()));
   }
 }
 
@@ -71,12 +104,12 @@ void SegmentManager::open_control(std::optional<TimeLineId> timeline) {
   c.append_mode = append_mode(cfg_.init_method);
   // PostgreSQL's first segment is 1 (initdb); walseg's writer starts a fresh WAL there too.
   c.oldest_lsn = lsn_of_segment(1, 0, cfg_.segment_size_bytes);
+  // The path first: a directory with a control file is one whose name is durable, and a
+  // crash before the control file leaves none, so the next opening makes the path durable.
+  make_path_durable(dir_);
   write_control(dir_, c);
   control_ = c;
-  // The directory itself may be new, its name not yet durable: made by the user, or by an
-  // earlier run killed before it synced the parent. Everything acknowledged in it would go
-  // with the name at a power cut.
-  Directory::open_child(dir_, "..").fsync();
+  control_created_ = true;
   log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(c)));
 }
 
@@ -90,23 +123,10 @@ void SegmentManager::check_scan() {
                                "make it: {}. walseg never uses, replaces, moves or removes a file it did not "
                                "make: move it out of the directory",
                                dir_.path_of(f.name), f.why));
-  const bool appending = append_mode(cfg_.init_method);
   // A short segment that only carries its ready stamp (made by an append-mode method, never
-  // written) holds nothing: in full-size mode it is removed and made again when needed.
-  bool removed = false;
-  std::erase_if(scan_.short_segments, [&](const ScannedSegment& s) {
-    if (!s.ready) return false;
-    const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
-    dir_.unlink(name, true);
-    removed = true;
-    log(LogLevel::kLog, fmt::format("removed \"{}\": a segment walseg made for appends and never wrote, of no "
-                                    "use to walseg.init_method = {}",
-                                    dir_.path_of(name), to_string(cfg_.init_method)));
-    return true;
-  });
-  if (removed) dir_.fsync();
+  // written) holds nothing: start() removes it. Any other short one the WAL needs is WAL.
   for (const ScannedSegment& s : scan_.short_segments) {
-    if (!needed(s.name)) continue;
+    if (s.ready || !needed(s.name)) continue;
     const std::string path = dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes));
     // The control file knows whether this WAL grows its segments. If it does not, a short one
     // was cut (a partial copy or restore, case C33): switching to an append-mode method would
@@ -120,19 +140,31 @@ void SegmentManager::check_scan() {
                              "the complete file, or copy the directory away for investigation",
                              path, s.size_bytes, cfg_.segment_size_bytes));
   }
-  if (control_.append_mode != appending) {
-    WalControl next = control_;
-    next.append_mode = appending;
-    std::lock_guard lk(control_mu_);
-    update_control_locked(next);
-  }
+}
+
+// In full-size mode a segment made for appends and never written is made again when needed.
+void SegmentManager::remove_unwritten_short_segments() {
+  bool removed = false;
+  std::erase_if(scan_.short_segments, [&](const ScannedSegment& s) {
+    if (!s.ready) return false;
+    const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
+    dir_.unlink(name, true);
+    removed = true;
+    log(LogLevel::kLog, fmt::format("removed \"{}\": a segment walseg made for appends and never wrote, of no "
+                                    "use to walseg.init_method = {}",
+                                    dir_.path_of(name), to_string(cfg_.init_method)));
+    return true;
+  });
+  if (removed) dir_.fsync();
 }
 
 void SegmentManager::fill_books() {
   auto add = [&](const ScannedSegment& s) { book_.add(s.name); };
   for (const ScannedSegment& s : scan_.segments) add(s);
-  // Short ones left after check_scan are below the oldest needed segment: retire removes them.
-  for (const ScannedSegment& s : scan_.short_segments) add(s);
+  // Short ones that hold WAL are below the oldest needed segment (check_scan): retire removes
+  // them. Unwritten ones are start()'s to remove, never handed out.
+  for (const ScannedSegment& s : scan_.short_segments)
+    if (!s.ready) add(s);
   // Until the writer says where it is, the WAL's oldest segment is the next it needs, so
   // segments from there on count as ahead of it.
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;

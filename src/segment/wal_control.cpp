@@ -6,7 +6,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -24,7 +27,45 @@ namespace {
                                path, why));
 }
 
+// Why the file under the temporary name is not a leftover of write_control, or nullopt if it
+// may be: a plain file of one link, no longer than a control file, beginning with the control
+// magic, or empty or all zeros (its bytes lost to a crash before its fsync, its size kept).
+std::optional<std::string> not_a_control_leftover(const Directory& dir, const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (st.st_nlink != 1) return "it has other hard links";
+  if (static_cast<std::uint64_t>(st.st_size) > kControlFileBytes)
+    return fmt::format("it is {} bytes, larger than a control file", st.st_size);
+  std::array<std::byte, kControlFileBytes> buf{};
+  File f = File::open_at(dir, kControlTempFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  std::size_t got = 0;
+  while (got < buf.size()) {
+    const std::size_t n = f.pread(buf.data() + got, buf.size() - got, got);
+    if (n == 0) break;
+    got += n;
+  }
+  static constexpr char kMagic[] = {'W', 'S', 'C', 'T'};  // kControlMagic in file order
+  static_assert(kControlMagic == 0x54435357);
+  if (got >= sizeof kMagic && std::memcmp(buf.data(), kMagic, sizeof kMagic) == 0) return std::nullopt;
+  if (std::all_of(buf.begin(), buf.begin() + got, [](std::byte b) { return b == std::byte{0}; }))
+    return std::nullopt;
+  return "it does not begin like a control file";
+}
+
 }  // namespace
+
+void check_control_temp(const Directory& dir) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), kControlTempFileName, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return;
+    throw file_error(errno, "stat", dir.path_of(kControlTempFileName));
+  }
+  if (auto why = not_a_control_leftover(dir, st))
+    throw make_error(EEXIST, "create", dir.path_of(kControlTempFileName),
+                     fmt::format("cannot replace {} in \"{}\": \"{}\" is in the way and is not a leftover of "
+                                 "walseg's ({}); walseg writes the new control file under that name. Move it "
+                                 "out of the directory",
+                                 kControlFileName, dir.path(), dir.path_of(kControlTempFileName), *why));
+}
 
 std::optional<WalControl> read_control(const Directory& dir) {
   const std::string path = dir.path_of(kControlFileName);
@@ -61,17 +102,7 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
 void write_control(Directory& dir, const WalControl& c) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
-  // The temporary name is fixed: only the DirLock holder writes, and a leftover of a crash is
-  // ours by that name, if it is a plain file of its own (not a link, not another's hard link).
-  struct stat st{};
-  if (::fstatat(dir.fd(), kControlTempFileName, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-      (!S_ISREG(st.st_mode) || st.st_nlink != 1))
-    throw make_error(EEXIST, "create", dir.path_of(kControlTempFileName),
-                     fmt::format("cannot replace {} in \"{}\": \"{}\" is in the way and is not a leftover of "
-                                 "walseg's ({}); walseg writes the new control file under that name. Move it "
-                                 "out of the directory",
-                                 kControlFileName, dir.path(), dir.path_of(kControlTempFileName),
-                                 S_ISREG(st.st_mode) ? "it has other hard links" : "it is not a regular file"));
+  check_control_temp(dir);
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
   try {

@@ -16,7 +16,8 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   mo.config = config;
   mo.timeline = timeline;
   // The manager refuses a directory whose WAL the settings contradict, or whose files it did
-  // not make, before anything is written there.
+  // not make, before anything is written there; it changes the directory only at start().
+  mo.start = false;
   w->manager_ = std::make_unique<SegmentManager>(dir, mo);
   const WalControl control = w->manager_->control();
   w->system_id_ = control.system_id;
@@ -34,6 +35,10 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
                                  "be read ({}). walseg will not write over what follows them: copy the directory "
                                  "away for investigation, or restore it from a backup",
                                  dir, format_lsn(control.durable_lsn), w->recovery_.stop_reason));
+  // Accepted: only now may segments be removed or made. A preallocator started before the
+  // check above could have filled the very hole that made it refuse (a missing segment),
+  // and the next opening would have gone on writing over the acknowledged records after it.
+  w->manager_->start();
   WalWriterOptions wo;
   wo.system_id = control.system_id;
   wo.epoch = w->manager_->next_epoch(w->recovery_.last_xid);

@@ -7,9 +7,9 @@
 // CRC are reached, which random bytes almost never do), bit 2 also writes the bytes as
 // walseg.control and reads them back through read_control. The rest of the input is the
 // bytes. Besides crashes and sanitizer reports, the target aborts when a property fails:
-//  * decode_control accepts exactly what the layout allows (magic, CRC, version 1, flags 0 or
-//    kControlAppendMode, valid segment and block sizes, block <= segment, timeline != 0,
-//    oldest LSN at a segment start) and explains every refusal; a decoded control
+//  * decode_control accepts exactly what the layout allows (magic, CRC, zero padding,
+//    version 1, flags 0 or kControlAppendMode, valid segment and block sizes, block <=
+//    segment, timeline != 0, oldest LSN at a segment start) and explains every refusal; a decoded control
 //    re-encodes to the same 56 bytes, and any one bit flipped in them is refused;
 //  * read_control refuses a file of any other size than kControlFileBytes, and otherwise
 //    returns what decode_control returns (or refuses exactly when it refuses), with EINVAL;
@@ -44,6 +44,9 @@ bool spec_control(const Bytes& b) {
   const std::byte* p = b.data();
   if (load_le32(p) != kControlMagic || load_le32(p + kControlCrcOffset) != crc32c(std::span(p, kControlCrcOffset)))
     return false;
+  // The padding after the CRC is zeros as written; anything else there is damage.
+  for (std::size_t i = kControlDataBytes; i < b.size(); ++i)
+    if (b[i] != std::byte{0}) return false;
   const std::uint32_t seg = load_le32(p + kControlSegSizeOffset), blk = load_le32(p + kControlBlockSizeOffset);
   return load_le32(p + 4) == kControlVersion && (load_le32(p + kControlFlagsOffset) & ~kControlAppendMode) == 0 &&
          is_valid_segment_size(seg) && is_valid_wal_block_size(blk) && blk <= seg &&

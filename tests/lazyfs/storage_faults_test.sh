@@ -186,6 +186,28 @@ for io in pwrite io_uring; do
   done
 done
 
+echo "== a WAL directory under new parents: its whole path is made durable"
+# mkdir -p made x and y too: x's entry in the mount's root was never synced, and a cut took
+# the whole WAL with it, acknowledged records and all (break-it round 3). A run killed right
+# after its own first mkdir leaves the same state for the next one. walseg syncs every
+# ancestor up to the mount point before it makes its first walseg.control.
+D=$M/wal
+fresh || exit 1
+D=$M/x/y/w
+mkdir -p "$D"
+run write --dir "$D" --records 200 --ack-log "$ACK" "${SEG[@]}"
+check "mkdir -p: the writer ran (rc=$RC)" test "$RC" -eq 0
+check "mkdir -p: after a cut every acknowledged record is there" verified
+D=$M/wal
+fresh || exit 1
+D=$M/a/b/w
+WALSEG_FAILPOINTS="open=crash@1" run write --dir "$D" --records 1 --ack-log "$ACK" "${SEG[@]}"
+check "killed right after its first mkdir (rc=$RC)" test -d "$M/a" -a ! -e "$M/a/b"
+run write --dir "$D" --records 200 --ack-log "$ACK" "${SEG[@]}"
+check "after the killed run: the next writer ran (rc=$RC)" test "$RC" -eq 0
+check "after the killed run: after a cut every acknowledged record is there" verified
+D=$M/wal
+
 echo "== the checker itself"
 fresh || exit 1
 ctl lie-fsync on
