@@ -98,6 +98,7 @@ class IoRing {
 
   Queued& next_slot(const File& f, std::uint64_t tag);
   io_uring_sqe* get_sqe(std::uint64_t slot);
+  void prep_write(io_uring_sqe* sqe, const Queued& q, int buf_index) const;
   void trace_completion(const Queued& q, int res) const;
 
   io_uring ring_{};

@@ -21,6 +21,7 @@ IoRing::IoRing(unsigned depth, std::span<const struct iovec> registered) {
                      fmt::format("could not set up io_uring for walseg.io_method = io_uring: {}; "
                                  "the kernel refuses io_uring here, set walseg.io_method = pwrite",
                                  errno_text(-r)));
+  if (registered.empty()) return;  // nothing to register (tests of the ring alone)
   r = io_uring_register_buffers(&ring_, registered.data(), static_cast<unsigned>(registered.size()));
   fixed_ = r == 0;
   // Registration needs locked memory (RLIMIT_MEMLOCK); without it writes are still io_uring,
@@ -61,6 +62,19 @@ io_uring_sqe* IoRing::get_sqe(std::uint64_t slot) {
   return sqe;
 }
 
+namespace {
+
+/// Cuts iov down to its first `bytes` bytes (short:N), dropping emptied entries.
+void keep_first(std::vector<struct iovec>& iov, std::size_t bytes) {
+  for (auto& v : iov) {
+    v.iov_len = std::min(v.iov_len, bytes);
+    bytes -= v.iov_len;
+  }
+  std::erase_if(iov, [](const struct iovec& v) { return v.iov_len == 0; });
+}
+
+}  // namespace
+
 void IoRing::queue_write(const File& f, std::span<const struct iovec> iov, std::uint64_t offset, int buf_index,
                          bool link, std::uint64_t tag) {
   Queued& q = next_slot(f, tag);
@@ -74,29 +88,28 @@ void IoRing::queue_write(const File& f, std::span<const struct iovec> iov, std::
   std::size_t want = total;
   if (chain_broken_) q.injected = -ECANCELED;  // never asked: a cancelled SQE is no call
   else if (int err = io_detail::inject(q.name, &want); err != 0) q.injected = -err;
-  if (!q.injected && want < total) {  // short:N: the first `want` bytes of the vector
-    std::size_t budget = want;
-    for (auto& v : q.iov) {
-      v.iov_len = std::min(v.iov_len, budget);
-      budget -= v.iov_len;
-    }
-    std::erase_if(q.iov, [](const struct iovec& v) { return v.iov_len == 0; });
-    if (q.iov.empty()) q.injected = 0;  // short:0: nothing to ask the kernel for
-  }
+  if (!q.injected && want < total) keep_first(q.iov, want);
+  if (q.iov.empty()) q.injected = q.injected.value_or(0);  // short:0: nothing to ask the kernel for
   io_uring_sqe* sqe = get_sqe(slot);
-  if (q.injected)
-    io_uring_prep_nop(sqe);
-  else if (q.iov.size() > 1)
-    io_uring_prep_writev(sqe, f.fd(), q.iov.data(), static_cast<unsigned>(q.iov.size()), offset);
-  else if (fixed_)
-    io_uring_prep_write_fixed(sqe, f.fd(), q.iov[0].iov_base, static_cast<unsigned>(q.iov[0].iov_len), offset,
-                              buf_index);
-  else
-    io_uring_prep_write(sqe, f.fd(), q.iov[0].iov_base, static_cast<unsigned>(q.iov[0].iov_len), offset);
+  prep_write(sqe, q, buf_index);
   if (link) sqe->flags |= IOSQE_IO_LINK;
   // A failed request cancels the rest of its chain; a short:0 write (result 0) does not.
   if (q.injected && *q.injected < 0) chain_broken_ = link;
   else if (!link) chain_broken_ = false;
+}
+
+// WRITE_FIXED needs the registered buffer's index; a vector goes out as one WRITEV, as pwritev.
+void IoRing::prep_write(io_uring_sqe* sqe, const Queued& q, int buf_index) const {
+  const int fd = q.file->fd();
+  if (q.injected)
+    io_uring_prep_nop(sqe);
+  else if (q.iov.size() > 1)
+    io_uring_prep_writev(sqe, fd, q.iov.data(), static_cast<unsigned>(q.iov.size()), q.offset);
+  else if (fixed_)
+    io_uring_prep_write_fixed(sqe, fd, q.iov[0].iov_base, static_cast<unsigned>(q.iov[0].iov_len), q.offset,
+                              buf_index);
+  else
+    io_uring_prep_write(sqe, fd, q.iov[0].iov_base, static_cast<unsigned>(q.iov[0].iov_len), q.offset);
 }
 
 void IoRing::queue_sync(const File& f, bool data_only, std::uint64_t tag) {
