@@ -17,6 +17,9 @@
 // Not covered: a kernel-reported short write or -ECANCELED on a linked write (injected as
 // completion results instead; the resubmission path is the same).
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 
 #include <fmt/format.h>
@@ -376,6 +379,31 @@ BOOST_AUTO_TEST_CASE(Uring_PwriteFailpointsArmedShort_RemainderResubmittedAndEve
   BOOST_TEST(write_calls() >= 2u);
   BOOST_TEST(w.stats().short_writes > 0u);
   a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Uring_PwriteFailpointsArmedCrash_KilledBeforeTheWriteIsSubmitted) {
+  // "crash" on the io layer's write names, as segment_manager_crash_test arms it for pwrite:
+  // the process exits when the SQE is queued, so the commit's bytes never reach the file.
+  cfg.prealloc_segments = 0;
+  const pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      auto wal = Wal::open(dir.path(), cfg);
+      WalWriter& w = wal->writer();
+      w.flush(w.append(seq_payload(0, 100)));
+      failpoint::arm_from_string("pwrite=crash;pwritev=crash");
+      w.flush(w.append(seq_payload(1, 3 * kBlockBytes)));
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);  // the failpoint did not fire
+  }
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == failpoint::kCrashExitStatus);
+  BOOST_TEST(read_wal(dir.path(), cfg).records.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
