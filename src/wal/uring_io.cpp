@@ -10,8 +10,9 @@
 // -ECANCELED leave the whole piece pending, and the sync is only believed if it completed with
 // 0 *and* every piece is complete; otherwise the remainder is submitted again with a fresh
 // sync linked behind it (a sync that completed with -ECANCELED or -EINTR never ran or was
-// interrupted before it reported anything, so it is redone; any other error is final,
-// invariant 4). Every SQE is prepared in full each time, offsets always explicit.
+// interrupted before it reported anything, so it is redone; any other error is final: the
+// kernel may have dropped the pages, so a retried sync would vouch for data it no longer has).
+// Every SQE is prepared in full each time, offsets always explicit.
 //
 // A round that completes nothing (every write -EAGAIN, -EINTR or -ECANCELED, the sync not
 // believed) is followed by a growing pause (10 us doubling to 1 ms: persistent -EAGAIN is
@@ -238,7 +239,8 @@ class UringIo final : public WalIo {
     return groups_.empty() || groups_.back().first + groups_.back().count == pending.size();
   }
 
-  /// Notes the sync's result; throws for a real failure (final: invariant 4). -ECANCELED (a
+  /// Notes the sync's result; throws for a real failure (final: a failed sync is never retried,
+  /// since a second one would report success for pages the kernel dropped). -ECANCELED (a
   /// broken link: it never ran) and -EINTR (interrupted before it reported any writeback
   /// error, as File::fsync explains) leave it to be redone.
   void reap_sync(File& f, int res, RoundReport& report, WalIoCounters& c) {
