@@ -118,13 +118,13 @@ void check_all_states(const Recording& r, const TempDir& tmp) {
 }
 
 /// A workload that opens the WAL, commits, and closes it; with `short_writes`, every write of
-/// the io layer and the io_uring backend transfers at most that many bytes (the "pwrite",
-/// "pwritev" and "uring_write" failpoints), so each is completed by more writes before the sync.
+/// the io layer, io_uring SQEs included, transfers at most that many bytes (the "pwrite" and
+/// "pwritev" failpoints), so each is completed by more writes before the sync.
 void commit_workload(const std::string& name, const Config& cfg, int n, std::uint64_t short_writes = 0) {
   TempDir tmp(base_dir());
   Recording r = record_workload(name, cfg, tmp, [&](const std::string& dir, Journal& j) {
     auto wal = Wal::open(dir, cfg);
-    for (const char* fp : {"pwrite", "pwritev", "uring_write"})
+    for (const char* fp : {"pwrite", "pwritev"})
       if (short_writes > 0) failpoint::arm(fp, {failpoint::Kind::kShort, 0, short_writes, 1, 0});
     std::uint64_t seq = 0;
     commits(j, wal->writer(), seq, n * settings().scale);
@@ -346,7 +346,7 @@ BOOST_AUTO_TEST_CASE(TimelineSwitch_OldTimelineKeepsItsRecords_NewSegmentIsADura
 namespace {
 
 // Invariant 4 at the seam: the `nth` fdatasync of the writer fails with EIO (the failpoint is
-// hit by File::fdatasync and by the io_uring sync completion alike); every flush from then
+// hit by File::fdatasync and by an io_uring sync SQE alike); every flush from then
 // on must throw, though the next real sync would succeed, and no acknowledgement may come
 // after the failed sync's event.
 void failed_sync_workload(const std::string& name, IoMethod io) {

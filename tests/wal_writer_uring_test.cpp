@@ -4,11 +4,12 @@
 // Tests for the io_uring backend of the WAL writer (walseg.io_method = io_uring,
 // src/wal/uring_io.cpp): round trip, group commit, ring-full write-outs, sync methods, and the
 // two durability rules that are specific to it: a short write is
-// completed before a sync that covers it counts (failpoint "uring_write" = short:N asks the
-// kernel for fewer bytes than the piece needs), and a failed linked fdatasync is final
-// (failpoint "fdatasync" = EIO applied to the sync's completion, case C14). Completions that
-// leave work pending (failpoint "uring_write" = EAGAIN: the write's completion reports it and the
-// linked sync's -ECANCELED; "fdatasync" = ECANCELED or EINTR) are resubmitted; when they persist the flush ends after 1000 stalled
+// completed before a sync that covers it counts (failpoints "pwrite" / "pwritev" = short:N, the
+// io layer's, as for the pwrite backend: the SQE asks the kernel for fewer bytes than the piece
+// needs), and a failed linked fdatasync is final (failpoint "fdatasync" = EIO, its completion
+// reports it, case C14). Completions that leave work pending ("pwrite" / "pwritev" = EAGAIN: the
+// write's completion reports it and the linked sync's -ECANCELED; "fdatasync" = ECANCELED or
+// EINTR) are resubmitted; when they persist the flush ends after 1000 stalled
 // rounds, backing off, with that errno and a message naming the path, offset and bytes.
 // Every test is skipped when the kernel refuses io_uring (containers with io_uring disabled).
 // Signals interrupting the waits: wal_writer_signal_test.
@@ -16,7 +17,12 @@
 // Not covered: a kernel-reported short write or -ECANCELED on a linked write (injected as
 // completion results instead; the resubmission path is the same).
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
+
+#include <fmt/format.h>
 
 #include <thread>
 
@@ -63,6 +69,16 @@ failpoint::Spec short_spec(std::uint64_t bytes, std::uint64_t times) {
   return s;
 }
 
+/// Arms the io layer's write failpoints as wal_writer_failure_test does for pwrite: both names,
+/// since a write is "pwrite" with one piece and "pwritev" with several.
+void arm_writes(const failpoint::Spec& s) {
+  failpoint::arm("pwrite", s);
+  failpoint::arm("pwritev", s);
+}
+
+/// Calls of the io layer's write failpoints since they were armed.
+std::uint64_t write_calls() { return failpoint::calls("pwrite") + failpoint::calls("pwritev"); }
+
 struct UringFixture : WalWriterFixture {
   UringFixture() { cfg.io_method = IoMethod::kIoUring; }
   std::string seg_path(SegNo segno) const { return dir / segment_file_name(1, segno, kSegBytes); }
@@ -101,6 +117,7 @@ BOOST_AUTO_TEST_CASE(Uring_ResumeInTheMiddleOfAPage_RecordsBeforeTheResumePointS
 }
 
 BOOST_AUTO_TEST_CASE(Uring_ShortWrite_FlushCompletesItBeforeReturningAndCountsIt) {
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
   Appended a;
@@ -108,11 +125,11 @@ BOOST_AUTO_TEST_CASE(Uring_ShortWrite_FlushCompletesItBeforeReturningAndCountsIt
   a.add(w, 3 * kBlockBytes);
   a.add(w, 100);
   const std::uint64_t syncs_before = w.stats().syncs;
-  failpoint::arm("uring_write", short_spec(100, 1));
+  arm_writes(short_spec(100, 1));
   io_trace::start();
   w.flush(a.ends.back());
   auto events = io_trace::stop();
-  BOOST_TEST(failpoint::calls("uring_write") >= 2u);  // the remainder was submitted again
+  BOOST_TEST(write_calls() >= 2u);  // the remainder was submitted again
   BOOST_TEST(w.stats().short_writes > 0u);
   // The sync that completed behind the short write covered nothing: a second one was needed.
   BOOST_TEST(w.stats().syncs >= syncs_before + 2);
@@ -121,7 +138,7 @@ BOOST_AUTO_TEST_CASE(Uring_ShortWrite_FlushCompletesItBeforeReturningAndCountsIt
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(events.size()); ++i) {
     const auto& e = events[static_cast<std::size_t>(i)];
     if (e.path != seg_path(1)) continue;
-    if (e.op == "pwrite") last_write = i;
+    if (e.op == "pwrite" || e.op == "pwritev") last_write = i;
     if (e.op == "fdatasync" && e.result_errno == 0) last_sync = i;
   }
   BOOST_TEST(last_write >= 0);
@@ -131,10 +148,11 @@ BOOST_AUTO_TEST_CASE(Uring_ShortWrite_FlushCompletesItBeforeReturningAndCountsIt
 }
 
 BOOST_AUTO_TEST_CASE(Uring_EverySqeShort_ManyRoundsStillWriteEveryByte) {
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
   Appended a;
-  failpoint::arm("uring_write", short_spec(512, 0));
+  arm_writes(short_spec(512, 0));
   for (int i = 0; i < 6; ++i) w.flush(a.add(w, 2000 + 3000 * static_cast<std::size_t>(i)));
   BOOST_TEST(w.stats().short_writes > 20u);
   a.check_read_back(dir.path(), cfg);
@@ -144,9 +162,11 @@ BOOST_AUTO_TEST_CASE(Uring_ShortWritesDuringRingFullWriteOuts_FinalFlushMakesAll
   cfg.wal_buffers_bytes = 5 * kBlockBytes;
   Appended a;
   {
+    cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
     auto wal = Wal::open(dir.path(), cfg);
     WalWriter& w = wal->writer();
-    failpoint::arm("uring_write", short_spec(3000, 0));
+    w.flush(a.add(w, 100));  // the writer creates its segment before the failpoint is armed
+    arm_writes(short_spec(3000, 0));
     for (int i = 0; i < 200; ++i) a.add(w, 500 + (static_cast<std::size_t>(i) * 53) % 7000);
     BOOST_TEST(w.stats().buffer_full_writes > 0u);
     w.flush(a.ends.back());
@@ -196,14 +216,15 @@ BOOST_AUTO_TEST_CASE(Uring_SyncMethodsFsyncAndOpenDatasync_RoundTrip) {
 }
 
 BOOST_AUTO_TEST_CASE(Uring_WritesCompleteWithEagainThreeTimes_ResubmittedAndEveryRecordReadsBack) {
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
   Appended a;
   w.flush(a.add(w, 100));
-  failpoint::arm("uring_write", errno_spec(EAGAIN, 3));
+  arm_writes(errno_spec(EAGAIN, 3));
   for (int i = 0; i < 3; ++i) a.add(w, 3000);
   w.flush(a.ends.back());
-  BOOST_TEST(failpoint::calls("uring_write") == 4u);  // one write SQE a round, the fourth believed
+  BOOST_TEST(write_calls() == 4u);  // one write SQE a round, the fourth believed
   BOOST_TEST(w.flushed_lsn() == a.ends.back());
   a.check_read_back(dir.path(), cfg);
 }
@@ -226,10 +247,13 @@ BOOST_AUTO_TEST_CASE(Uring_LinkedFdatasyncInterruptedTwice_RedoneAndTheFlushSucc
 // ---- Error paths: errno and the reported reason ---------------------------------------------
 
 BOOST_AUTO_TEST_CASE(Uring_EveryWriteCompletesWithEagain_FlushBacksOffThenThrowsEagainNamingOffsetAndBytes) {
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
-  const Lsn end = w.append(seq_payload(0, 100));
-  failpoint::arm("uring_write", errno_spec(EAGAIN, 0));
+  w.flush(w.append(seq_payload(0, 100)));  // the writer creates its segment before the failpoint is armed
+  const std::uint64_t from = w.flushed_lsn() % kSegBytes;
+  const Lsn end = w.append(seq_payload(1, 100));
+  arm_writes(errno_spec(EAGAIN, 0));
   const auto started = std::chrono::steady_clock::now();
   std::optional<Error> got;
   try {
@@ -240,12 +264,12 @@ BOOST_AUTO_TEST_CASE(Uring_EveryWriteCompletesWithEagain_FlushBacksOffThenThrows
   const auto took = std::chrono::steady_clock::now() - started;
   BOOST_REQUIRE(got);
   BOOST_TEST_MESSAGE(got->what());
-  // The commit's first write into a fresh zero-filled segment: its first page, from offset 0.
+  // The commit's write starts where the first commit's ended.
   BOOST_TEST(error_is(EAGAIN, {"could not write to file \"" + seg_path(1) + "\": Resource temporarily unavailable; ",
-                               " bytes from offset 0 still unwritten after 1000 rounds of io_uring resubmission",
+                               fmt::format(" bytes from offset {} still unwritten after 1000 rounds of io_uring resubmission", from),
                                "(last round: 1 write completed with -EAGAIN, fdatasync with -ECANCELED)"})(*got));
-  BOOST_TEST(got->offset().value_or(1) == 0u);
-  BOOST_TEST(failpoint::calls("uring_write") == 1000u);
+  BOOST_TEST(got->offset().value_or(1) == from);
+  BOOST_TEST(write_calls() == 1000u);
   // Backed off between rounds (10 us doubling to 1 ms: about a second), not a busy spin.
   BOOST_TEST(took >= std::chrono::milliseconds(500));
   failpoint::disarm_all();
@@ -268,15 +292,16 @@ BOOST_AUTO_TEST_CASE(Uring_LinkedFdatasyncCancelledEveryTime_FlushThrowsEcancele
 }
 
 BOOST_AUTO_TEST_CASE(Uring_WriteCompletesWithEio_FlushThrowsEioAtItsOffsetAndTheFailureIsFinal) {
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
   w.flush(w.append(seq_payload(0, 100)));
   const Lsn flushed = w.flushed_lsn();
   const Lsn end = w.append(seq_payload(1, 100));
-  failpoint::arm("uring_write", errno_spec(EIO, 1));
+  arm_writes(errno_spec(EIO, 1));
   const std::string want = "could not write to file \"" + seg_path(1) + "\": Input/output error at offset ";
   BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(EIO, {want}));
-  BOOST_TEST(failpoint::calls("uring_write") == 1u);  // not resubmitted
+  BOOST_TEST(write_calls() == 1u);  // not resubmitted
   BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(EIO, {want}));
   BOOST_TEST(w.flushed_lsn() == flushed);
 }
@@ -302,15 +327,83 @@ BOOST_AUTO_TEST_CASE(C14_Uring_LinkedFdatasyncFailsWithEIO_FlushThrowsAndTheFail
 
 BOOST_AUTO_TEST_CASE(C14_Uring_FdatasyncFailsAfterAShortWrite_FlushThrowsEIO) {
   // The failure hits the sync that is resubmitted after completing the short write.
+  cfg.prealloc_segments = 0;  // its fill would take the write failpoints too
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
-  const Lsn end = w.append(seq_payload(0, 2 * kBlockBytes));
-  failpoint::arm("uring_write", short_spec(100, 1));
+  w.flush(w.append(seq_payload(0, 100)));  // the writer creates its segment before the failpoint is armed
+  const Lsn end = w.append(seq_payload(1, 2 * kBlockBytes));
+  arm_writes(short_spec(100, 1));
   failpoint::arm("fdatasync", failpoint::Spec{failpoint::Kind::kErrno, EIO, 0, 2, 1});
   BOOST_CHECK_EXCEPTION(w.flush(end), Error,
                         error_is(EIO, {"could not fdatasync file \"" + seg_path(1) + "\""}));
   BOOST_TEST(w.stats().short_writes > 0u);
   BOOST_TEST(w.flushed_lsn() < end);
+}
+
+// ---- The io layer's write failpoints, armed as for pwrite, fire on the ring -------------------
+// The spec wal_writer_failure_test arms for the pwrite backend ("pwrite" for one piece,
+// "pwritev" for several: the name of the call the SQE stands for) applies to io_uring SQEs.
+// The preallocator is off: its zero fill would take the failpoint first.
+
+BOOST_AUTO_TEST_CASE(Uring_PwriteFailpointsArmedWithEioOrEnospc_FlushThrowsThatErrnoAndTheFailureIsFinal) {
+  for (int errnum : {EIO, ENOSPC}) {
+    BOOST_TEST_CONTEXT("errno " << errnum) {
+      TempDir d;
+      cfg.prealloc_segments = 0;
+      auto wal = Wal::open(d.path(), cfg);
+      WalWriter& w = wal->writer();
+      w.flush(w.append(seq_payload(0, 100)));
+      const Lsn flushed = w.flushed_lsn();
+      const Lsn end = w.append(seq_payload(1, 3 * kBlockBytes));
+      arm_writes(errno_spec(errnum, 1));
+      const std::string want = "could not write to file \"" + d.path() + "/" + segment_file_name(1, 1, kSegBytes) +
+                               "\": " + errno_text(errnum);
+      BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(errnum, {want}));
+      BOOST_TEST(write_calls() == 1u);
+      failpoint::disarm_all();
+      BOOST_CHECK_EXCEPTION(w.flush(end), Error, error_is(errnum, {want}));
+      BOOST_TEST(w.flushed_lsn() == flushed);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(Uring_PwriteFailpointsArmedShort_RemainderResubmittedAndEveryRecordReadsBack) {
+  cfg.prealloc_segments = 0;
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  w.flush(a.add(w, 100));
+  arm_writes(short_spec(100, 1));
+  a.add(w, 3 * kBlockBytes);
+  w.flush(a.add(w, 100));
+  BOOST_TEST(write_calls() >= 2u);
+  BOOST_TEST(w.stats().short_writes > 0u);
+  a.check_read_back(dir.path(), cfg);
+}
+
+BOOST_AUTO_TEST_CASE(Uring_PwriteFailpointsArmedCrash_KilledBeforeTheWriteIsSubmitted) {
+  // "crash" on the io layer's write names, as segment_manager_crash_test arms it for pwrite:
+  // the process exits when the SQE is queued, so the commit's bytes never reach the file.
+  cfg.prealloc_segments = 0;
+  const pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      auto wal = Wal::open(dir.path(), cfg);
+      WalWriter& w = wal->writer();
+      w.flush(w.append(seq_payload(0, 100)));
+      failpoint::arm_from_string("pwrite=crash;pwritev=crash");
+      w.flush(w.append(seq_payload(1, 3 * kBlockBytes)));
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);  // the failpoint did not fire
+  }
+  int status = 0;
+  BOOST_REQUIRE(::waitpid(pid, &status, 0) == pid);
+  BOOST_TEST(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == failpoint::kCrashExitStatus);
+  BOOST_TEST(read_wal(dir.path(), cfg).records.size() == 1u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,12 +6,11 @@
 // "ftruncate", "rename", "link", "unlink", "dir_fsync", "fstat", "close") plus step markers placed by higher
 // layers ("create.after_open", "alloc.half_fill", "create.after_fill", "create.after_fsync",
 // "create.after_rename", "create.after_dir_fsync") where only `crash` makes sense.
-// The WAL writer's io_uring backend (src/wal/uring_io.cpp) asks "uring_write" once per write
-// SQE: short:N asks the kernel for at most N bytes; an errno puts a NOP in the write's place
-// and makes its completion report -errno, and a sync linked behind it -ECANCELED, as when a
-// write fails in a chain (EAGAIN, EINTR, ECANCELED: resubmitted; others: final). An errno
-// armed on "fdatasync" / "fsync" is applied there to the linked sync's completion
-// (ECANCELED, EINTR: the sync is redone; others: final).
+// io_uring requests go through the same names (IoRing, io_ring.h): each write SQE asks "pwrite"
+// (one iovec) or "pwritev", each sync SQE "fdatasync" / "fsync", when it is queued. short:N
+// asks the kernel for at most N bytes; an errno puts a NOP in the SQE's place whose completion
+// reports -errno, and the SQEs linked behind it -ECANCELED, as when a request fails in a chain
+// (the WAL writer's io_uring backend resubmits after EAGAIN, EINTR, ECANCELED; others are final).
 //
 // Arming: in code with arm(), or for a whole process with the environment variable
 // WALSEG_FAILPOINTS="name=SPEC[;name=SPEC...]", SPEC being one of

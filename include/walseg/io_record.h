@@ -6,13 +6,13 @@
 // file's identity (st_dev/st_ino from fstat at record time, so a file is followed through
 // renames), the descriptor's status flags (O_DSYNC, O_SYNC, O_DIRECT, ...), offset and length,
 // a copy of the bytes that reached the file (or just "zeros" when every byte was zero, which
-// keeps a recorded segment fill small), and the result. File and Directory record themselves;
-// the io_uring backend records each write completion (the bytes the kernel reports written)
-// and each sync completion through record_write/record_sync.
+// keeps a recorded segment fill small), and the result. File, Directory and IoRing
+// record themselves (IoRing each write completion, with the bytes the kernel reports written,
+// and each sync completion, through record_write/record_sync).
 //
 // Not for: production diagnostics (io_trace.h holds the cheap op/path/errno trace and the
-// syscall counts); reads, stats and hints (they change nothing on disk); anything outside src/io
-// and the WAL writer's backends, which make no syscall of their own that mutates a file.
+// syscall counts); reads, stats and hints (they change nothing on disk); anything outside src/io,
+// which makes every syscall that mutates a file.
 // Cost: when recording is off, each call site pays one relaxed atomic load (active()); nothing
 // else is done or allocated. When on, each event takes a mutex and copies the bytes written:
 // meant for tests with small segments.

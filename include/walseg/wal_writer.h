@@ -146,8 +146,17 @@ class WalWriter {
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);
   bool has_space_locked(Lsn end) const;
-  void make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end);
-  void write_upto(Lsn target, bool sync);  // caller holds write_mu_
+  void make_space_locked(std::unique_lock<std::mutex>& ilk);
+  /// Writes everything inserted so far and, with sync, makes it durable (wal_write_out.cpp).
+  /// Caller holds write_mu_.
+  void write_out(bool sync);
+  struct WriteOut;  // one write-out's plan (wal_write_out.cpp)
+  WriteOut plan_write_out();
+  void add_page_runs(WriteOut& w);
+  std::size_t write_segment(WriteOut& w, std::size_t first_run, bool sync);
+  std::size_t fill_tail(const WriteOut& w, const OpenSegment& s);
+  void sync_earlier_segments();
+  void after_flush(Lsn flushed);
   OpenSegment& segment_for(SegNo segno);
   void note_segment_entered();  // write_mu_ held
   void fail(const Error& e);
@@ -186,7 +195,7 @@ class WalWriter {
   // The flush leader's alone (flush_leader_ hands them from one leader to the next):
   std::uint64_t group_start_ = 0;     ///< arrivals_ when the last sync's write began
   std::uint64_t last_group_ = 0;      ///< arrivals between the last two writes' beginnings
-  std::chrono::steady_clock::duration last_sync_{};  ///< the last write_upto-and-sync's time
+  std::chrono::steady_clock::duration last_sync_{};  ///< the last syncing write_out's time
   std::atomic<std::uint64_t> commit_delays_{0};  ///< WalWriterStats::commit_delays
   mutable std::mutex error_mu_;
   std::optional<Error> error_;

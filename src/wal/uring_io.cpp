@@ -10,8 +10,9 @@
 // -ECANCELED leave the whole piece pending, and the sync is only believed if it completed with
 // 0 *and* every piece is complete; otherwise the remainder is submitted again with a fresh
 // sync linked behind it (a sync that completed with -ECANCELED or -EINTR never ran or was
-// interrupted before it reported anything, so it is redone; any other error is final,
-// invariant 4). Every SQE is prepared in full each time, offsets always explicit.
+// interrupted before it reported anything, so it is redone; any other error is final: the
+// kernel may have dropped the pages, so a retried sync would vouch for data it no longer has).
+// Every SQE is prepared in full each time, offsets always explicit.
 //
 // A round that completes nothing (every write -EAGAIN, -EINTR or -ECANCELED, the sync not
 // believed) is followed by a growing pause (10 us doubling to 1 ms: persistent -EAGAIN is
@@ -19,13 +20,16 @@
 // as errno and a message naming the path, the first pending offset, the bytes pending and what
 // the last round's completions returned.
 //
+// The ring itself is the io layer's IoRing (io_ring.h): it asks the same failpoints as the pwrite
+// backend's syscalls ("pwrite" / "pwritev", "fdatasync" / "fsync") when an SQE is queued, and
+// traces and records (io_record, for the power-loss harness) each completion, so this file
+// decides only what a completion means.
+//
 // Signals: every host handles some (PostgreSQL's latch, timeouts, SIGCHLD), and a signal with a
 // handler ends io_uring_enter's wait with -EINTR whether or not it has SA_RESTART. The I/O goes
 // on in the kernel, so an interrupted submission is finished from the SQ ring's head (never an
-// SQE twice) and an interrupted wait is resumed (never a completion lost): submit_all and
-// next_completion.
-#include <liburing.h>
-
+// SQE twice) and an interrupted wait is resumed (never a completion lost): IoRing's
+// submit_and_wait and next_completion.
 #include <string.h>
 
 #include <algorithm>
@@ -41,10 +45,7 @@
 
 #include "wal_io.h"
 #include "walseg/error.h"
-#include "walseg/failpoint.h"
-#include "walseg/io_record.h"
-#include "walseg/io_trace.h"
-#include "walseg/log.h"
+#include "walseg/io_ring.h"
 
 namespace walseg {
 namespace {
@@ -87,7 +88,6 @@ struct RoundReport {
   bool sync_queued = false;
   int sync_res = 0;      ///< the sync's completion result, when queued
   bool covered = false;  ///< the sync completed with 0 and every piece is complete
-  bool link_broken = false;  ///< failpoint "uring_write": the linked sync is to be -ECANCELED
   /// Write completions that left their group pending: (errno, how many), in order seen.
   std::vector<std::pair<int, unsigned>> retried;
 
@@ -121,22 +121,7 @@ struct RoundReport {
 
 class UringIo final : public WalIo {
  public:
-  UringIo(SyncMethod m, std::span<const struct iovec> registered) : method_(m) {
-    int r = io_uring_queue_init(kQueueDepth, &ring_, 0);
-    if (r < 0)
-      throw make_error(-r, "io_uring_setup", "",
-                       fmt::format("could not set up io_uring for walseg.io_method = io_uring: {}; "
-                                   "the kernel refuses io_uring here, set walseg.io_method = pwrite",
-                                   errno_text(-r)));
-    r = io_uring_register_buffers(&ring_, registered.data(), static_cast<unsigned>(registered.size()));
-    fixed_ = r == 0;
-    // Registration needs locked memory (RLIMIT_MEMLOCK); without it writes are still io_uring,
-    // just not from fixed buffers.
-    if (!fixed_)
-      log(LogLevel::kLog, fmt::format("io_uring: could not register WAL buffers ({}); using unregistered buffers",
-                                      errno_text(-r)));
-  }
-  ~UringIo() override { io_uring_queue_exit(&ring_); }
+  UringIo(SyncMethod m, std::span<const struct iovec> registered) : method_(m), ring_(kQueueDepth, registered) {}
 
   void write(File& f, std::span<const WriteRun> runs, bool sync, WalIoCounters& c) override {
     std::vector<Piece> pending;
@@ -163,42 +148,52 @@ class UringIo final : public WalIo {
   }
 
  private:
-  /// Pending pieces [first, first + count) written by one SQE; iov lives until it completes.
+  /// Pending pieces [first, first + count), written by one SQE.
   struct Group {
     std::size_t first;
     std::size_t count;
-    std::vector<struct iovec> iov;
-    int injected_errno = 0;  ///< failpoint "uring_write": what its completion is to report
   };
 
   const char* sync_name() const { return method_ == SyncMethod::kFdatasync ? "fdatasync" : "fsync"; }
 
-  /// Submits the pending pieces and (if wanted) a linked sync, and reaps every completion.
+  /// One round: queues the pending pieces and (if wanted) a linked sync, submits them, and
+  /// reaps every completion, so that nothing of the round is in flight when it returns.
   RoundReport submit_round(File& f, std::vector<Piece>& pending, bool want_sync, WalIoCounters& c) {
-    const bool all_queued = group_pieces(pending);
     RoundReport report;
-    // Link only when the sync follows in this submission: a chain must not dangle.
-    report.sync_queued = want_sync && all_queued;
-    const unsigned n = static_cast<unsigned>(groups_.size());
-    for (unsigned k = 0; k < n; ++k) prepare_write(f, k, pending, report.sync_queued);
-    // A write failed by the failpoint breaks the chain as a real failure would.
-    report.link_broken =
-        std::any_of(groups_.begin(), groups_.end(), [](const Group& g) { return g.injected_errno != 0; });
-    if (report.sync_queued) prepare_sync(f, report.link_broken);
-    const unsigned total = n + (report.sync_queued ? 1 : 0);
-    submit_all(f, total);
+    const unsigned total = queue_round(f, pending, want_sync, report);
+    ring_.submit_and_wait(total, f.path());
     for (unsigned k = 0; k < total; ++k) {
-      io_uring_cqe* cqe = next_completion(f);
-      const std::uint64_t tag = io_uring_cqe_get_data64(cqe);
-      const int res = cqe->res;
-      io_uring_cqe_seen(&ring_, cqe);
-      if (tag == kSyncTag) reap_sync(f, res, report, c);
-      else reap_write(f, groups_[tag], res, pending, report, c);
+      const RingCompletion done = ring_.next_completion(f.path());
+      if (done.tag == kSyncTag) reap_sync(f, done.res, report, c);
+      else reap_write(f, groups_[done.tag], done.res, pending, report, c);
     }
     const bool complete = std::all_of(pending.begin(), pending.end(), [](const Piece& p) { return p.left == 0; });
     // A sync that completed while any piece was short covers nothing: it must be redone.
     report.covered = report.sync_queued && report.sync_res == 0 && complete;
     return report;
+  }
+
+  /// Queues one write SQE per group (tagged with its index) and, when every pending piece is
+  /// in a group, the sync linked behind them. Returns the number of SQEs queued.
+  unsigned queue_round(File& f, const std::vector<Piece>& pending, bool want_sync, RoundReport& report) {
+    const bool all_queued = group_pieces(pending);
+    // Link only when the sync follows in this submission: a chain must not dangle.
+    report.sync_queued = want_sync && all_queued;
+    const unsigned n = static_cast<unsigned>(groups_.size());
+    for (unsigned k = 0; k < n; ++k) queue_group(f, k, pending, report.sync_queued);
+    if (report.sync_queued) ring_.queue_sync(f, method_ == SyncMethod::kFdatasync, kSyncTag);
+    return n + (report.sync_queued ? 1 : 0);
+  }
+
+  /// Queues the write of groups_[k]: its pieces' remainders as one vector, at the first one's
+  /// offset, linked to the next SQE if `link`.
+  void queue_group(File& f, unsigned k, const std::vector<Piece>& pending, bool link) {
+    const Group& g = groups_[k];
+    iov_.clear();
+    for (std::size_t i = g.first; i < g.first + g.count; ++i)
+      iov_.push_back({const_cast<std::byte*>(pending[i].data), pending[i].left});
+    const Piece& p = pending[g.first];
+    ring_.queue_write(f, iov_, p.offset, p.buf_index, link, k);
   }
 
   /// The error that ends a flush after kMaxStalledRounds rounds in a row completed nothing:
@@ -239,104 +234,18 @@ class UringIo final : public WalIo {
           continue;
         }
       }
-      groups_.push_back(Group{i, 1, {}});
+      groups_.push_back(Group{i, 1});
     }
     return groups_.empty() || groups_.back().first + groups_.back().count == pending.size();
   }
 
-  /// Prepares the write SQE of groups_[k] (tagged k), linked to the next SQE if `link`.
-  void prepare_write(File& f, unsigned k, const std::vector<Piece>& pending, bool link) {
-    Group& g = groups_[k];
-    std::size_t total = 0;
-    for (std::size_t i = g.first; i < g.first + g.count; ++i) {
-      g.iov.push_back({const_cast<std::byte*>(pending[i].data), pending[i].left});
-      total += pending[i].left;
-    }
-    // Failpoint: ask the kernel for less, so the completion is short of what the group needs;
-    // or, for an errno, write nothing (a NOP in its place) and have the completion report it.
-    const auto spec = failpoint::hit("uring_write");
-    g.injected_errno = spec && spec->kind == failpoint::Kind::kErrno ? spec->errnum : 0;
-    if (spec && spec->kind == failpoint::Kind::kShort) {
-      std::size_t budget = std::max<std::size_t>(1, std::min<std::size_t>(total, spec->short_bytes));
-      for (auto& v : g.iov) {
-        v.iov_len = std::min(v.iov_len, budget);
-        budget -= v.iov_len;
-      }
-      std::erase_if(g.iov, [](const struct iovec& v) { return v.iov_len == 0; });
-    }
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    const Piece& p = pending[g.first];
-    if (g.injected_errno != 0)
-      io_uring_prep_nop(sqe);
-    else if (g.iov.size() > 1)
-      io_uring_prep_writev(sqe, f.fd(), g.iov.data(), static_cast<unsigned>(g.iov.size()), p.offset);
-    else if (fixed_)
-      io_uring_prep_write_fixed(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset, p.buf_index);
-    else
-      io_uring_prep_write(sqe, f.fd(), p.data, static_cast<unsigned>(g.iov[0].iov_len), p.offset);
-    if (link) sqe->flags |= IOSQE_IO_LINK;
-    io_uring_sqe_set_data64(sqe, k);
-  }
-
-  /// Prepares the sync SQE; a NOP instead when a failpoint broke the chain it ends.
-  void prepare_sync(File& f, bool link_broken) {
-    io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    if (link_broken) io_uring_prep_nop(sqe);
-    else io_uring_prep_fsync(sqe, f.fd(), method_ == SyncMethod::kFdatasync ? IORING_FSYNC_DATASYNC : 0);
-    io_uring_sqe_set_data64(sqe, kSyncTag);
-  }
-
-  /// Submits every prepared SQE, waiting in the same io_uring_enter for `total` completions.
-  /// A signal (with or without SA_RESTART) ends the wait early: the call returns the count of
-  /// SQEs the kernel took, or -EINTR if it took none; so does a partial submission. Either way
-  /// the SQ ring's head says which SQEs were consumed, and the next call hands the kernel only
-  /// the others, so no SQE is submitted twice and none is left behind. Completions are not
-  /// touched here: next_completion() reaps every one, waiting again where this wait was cut.
-  void submit_all(File& f, unsigned total) {
-    for (;;) {
-      const int r = io_uring_submit_and_wait(&ring_, total);
-      io_trace::count_syscalls();
-      if (r < 0 && r != -EINTR)
-        throw make_error(-r, "io_uring_enter", f.path(),
-                         fmt::format("could not submit writes for file \"{}\": {}", f.path(), errno_text(-r)));
-      const unsigned left = io_uring_sq_ready(&ring_);
-      if (left == 0) return;
-      // Neither interrupted nor any SQE taken: asking again would spin.
-      if (r == 0)
-        throw make_error(EBUSY, "io_uring_enter", f.path(),
-                         fmt::format("could not submit writes for file \"{}\": the kernel took none of {} SQEs",
-                                     f.path(), left));
-    }
-  }
-
-  /// The next completion, waiting for it. A signal ends the wait with -EINTR, with or without
-  /// SA_RESTART, while the I/O goes on in the kernel: the wait is resumed. No bound is needed,
-  /// since each call looks at the CQ ring before it sleeps and so returns as soon as the
-  /// completion is there, however many signals arrive.
-  io_uring_cqe* next_completion(File& f) {
-    for (;;) {
-      io_uring_cqe* cqe = nullptr;
-      const int w = io_uring_wait_cqe(&ring_, &cqe);
-      if (w == 0) return cqe;
-      if (w != -EINTR)
-        throw make_error(-w, "io_uring_wait_cqe", f.path(),
-                         fmt::format("could not wait for writes of file \"{}\": {}", f.path(), errno_text(-w)));
-    }
-  }
-
-  /// Notes the sync's result; throws for a real failure (final: invariant 4). -ECANCELED (a
+  /// Notes the sync's result; throws for a real failure (final: a failed sync is never retried,
+  /// since a second one would report success for pages the kernel dropped). -ECANCELED (a
   /// broken link: it never ran) and -EINTR (interrupted before it reported any writeback
   /// error, as File::fsync explains) leave it to be redone.
   void reap_sync(File& f, int res, RoundReport& report, WalIoCounters& c) {
     ++c.syncs;
-    const char* name = sync_name();
-    if (report.link_broken) res = -ECANCELED;
-    else if (auto spec = failpoint::hit(name); spec && spec->kind == failpoint::Kind::kErrno) res = -spec->errnum;
-    io_trace::record(name, f.path(), res < 0 ? -res : 0);
-    if (io_record::active())  // linked behind the writes reaped (and recorded) before it
-      io_record::record_sync(f.fd(), f.path(), method_ == SyncMethod::kFdatasync, res < 0 ? -res : 0,
-                             io_record::kCoversAllRecorded, true);
-    if (res != 0 && res != -ECANCELED && res != -EINTR) throw file_error(-res, name, f.path());
+    if (res != 0 && res != -ECANCELED && res != -EINTR) throw file_error(-res, sync_name(), f.path());
     report.sync_res = res;
   }
 
@@ -346,11 +255,6 @@ class UringIo final : public WalIo {
   void reap_write(File& f, const Group& g, int res, std::vector<Piece>& pending, RoundReport& report,
                   WalIoCounters& c) {
     ++c.writes;
-    if (g.injected_errno != 0) res = -g.injected_errno;
-    io_trace::record("pwrite", f.path(), res < 0 ? -res : 0);
-    if (io_record::active())  // the group's first res bytes reached the file at its offset
-      io_record::record_write(f.fd(), f.path(), g.iov.data(), static_cast<int>(g.iov.size()), pending[g.first].offset,
-                              res > 0 ? static_cast<std::size_t>(res) : 0, res < 0 ? -res : 0, true);
     if (res == -ECANCELED || res == -EAGAIN || res == -EINTR) {
       report.note_retried(-res);
       return;
@@ -376,9 +280,9 @@ class UringIo final : public WalIo {
   }
 
   SyncMethod method_;
-  io_uring ring_{};
-  bool fixed_ = false;
+  IoRing ring_;
   std::vector<Group> groups_;
+  std::vector<struct iovec> iov_;  ///< queue_group's scratch (the ring copies it)
 };
 
 }  // namespace

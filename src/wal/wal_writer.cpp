@@ -159,17 +159,17 @@ bool WalWriter::has_space_locked(Lsn end) const {
   return last_page + bs <= pages_ * bs || written_.load() >= last_page + bs - pages_ * bs;
 }
 
-// The ring is full: write pages out (without syncing) so that `end` fits, as XLogInsert's
-// AdvanceXLInsertBuffer does when wal_buffers is full.
-void WalWriter::make_space_locked(std::unique_lock<std::mutex>& ilk, Lsn end) {
-  const std::uint64_t bs = cfg_.block_size_bytes;
-  Lsn last_page = (end - 1) - (end - 1) % bs;
+// The ring is full: write everything inserted so far out (without syncing), as XLogInsert's
+// AdvanceXLInsertBuffer does when wal_buffers is full. The pages whose slots the next record
+// needs all lie below the insert position (append refuses a record larger than the ring less
+// two pages), so this frees them; writing no less keeps one write-out serving every waiter.
+void WalWriter::make_space_locked(std::unique_lock<std::mutex>& ilk) {
   ++stats_.buffer_full_writes;
   ilk.unlock();
   {
     std::lock_guard wl(write_mu_);
     try {
-      write_upto(last_page + bs - pages_ * bs, false);
+      write_out(false);
     } catch (const Error& e) {
       fail(e);
       ilk.lock();
@@ -192,7 +192,7 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   // Others may append while this one writes pages out: re-check for the current position.
   for (Lsn end = reserve_record(params_, insert_, payload.size(), &start); !has_space_locked(end);
        end = reserve_record(params_, insert_, payload.size(), &start))
-    make_space_locked(ilk, end);
+    make_space_locked(ilk);
   WalSink sink = [this, bs](Lsn lsn, const std::byte* data, std::size_t len) {
     std::byte* page = slot(lsn - lsn % bs);
     if (lsn % bs == 0) std::memset(page, 0, bs);  // a new page: no bytes of its slot's last use
@@ -334,7 +334,7 @@ void WalWriter::flush(Lsn lsn) {
       std::lock_guard wl(write_mu_);
       try {
         const auto t0 = std::chrono::steady_clock::now();
-        write_upto(~Lsn{0}, true);
+        write_out(true);
         last_sync_ = std::chrono::steady_clock::now() - t0;
       } catch (const Error& e) {
         fail(e);
