@@ -29,22 +29,36 @@ struct CreateArgs {
 // Before anything is made: every name this run would create must be free (of anything, not
 // only of segments), and ahead of the WAL already in the directory, so that create can only
 // add future segments, never a file below or inside the WAL (which a later reader or writer
-// could take for its start), and never stops half-way.
+// could take for its start, or write over records after it), and never stops half-way.
+// "Ahead" is past both the end recovery finds and the last segment holding WAL of this
+// system: a segment missing below that one is a gap in the WAL, and filling it would make
+// the next writer resume there, over acknowledged records. A WAL recovery finds corrupt is
+// refused whatever --start says, as Wal::open refuses to write to it.
 void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t segment_size) {
   const WalControl control = m.control();
-  std::optional<SegNo> first_free;
   if (a.timeline == control.timeline) {
-    const RecoveryResult end = find_end_of_wal(a.dir, reader_options_for(control));
+    const WalReaderOptions ro = reader_options_for(control);
+    const RecoveryResult end = find_end_of_wal(m.directory(), ro);
+    if (end.corruption)
+      throw make_error(ENOTRECOVERABLE, "create", a.dir,
+                       fmt::format("cannot create segments in \"{}\": {}. walseg makes no segment inside a WAL "
+                                   "it cannot read to its end: nothing was created",
+                                   a.dir, describe_corruption(end, control.durable_lsn)));
+    const std::optional<SegNo> last_wal = WalReader::open(m.directory(), ro).last_segment_with_wal();
     const SegNo oldest = control.oldest_lsn / segment_size;
-    first_free = end.records > 0 ? segno_of_lsn_end(end.end_lsn, segment_size) + 1 : oldest;
-    if (a.start < *first_free)
+    SegNo first_free = end.records > 0 ? segno_of_lsn_end(end.end_lsn, segment_size) + 1 : oldest;
+    if (last_wal) first_free = std::max(first_free, *last_wal + 1);
+    if (a.start < first_free) {
+      std::string where = end.records > 0 ? fmt::format("it ends at {}", format_lsn(end.end_lsn))
+                                          : fmt::format("it starts at {}", format_lsn(control.oldest_lsn));
+      if (last_wal && *last_wal + 1 == first_free)
+        where += fmt::format(", and segment \"{}\" holds WAL of it",
+                             segment_file_name(control.timeline, *last_wal, segment_size));
       throw make_error(EINVAL, "create", a.dir,
                        fmt::format("segment {} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
                                    "create makes future segments only: use --start {} or higher",
-                                   a.start, a.dir,
-                                   end.records > 0 ? fmt::format("it ends at {}", format_lsn(end.end_lsn))
-                                                   : fmt::format("it starts at {}", format_lsn(control.oldest_lsn)),
-                                   *first_free));
+                                   a.start, a.dir, where, first_free));
+    }
   }
   SegNo highest = 0;
   for (const auto& e : m.directory().list())

@@ -30,10 +30,9 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   // the last valid record would overwrite whatever of them is still there.
   if (w->recovery_.corruption)
     throw make_error(ENOTRECOVERABLE, "open WAL", dir,
-                     fmt::format("cannot write to the WAL in \"{}\": records before its durable point {} cannot "
-                                 "be read ({}). walseg will not write over what follows them: copy the directory "
-                                 "away for investigation, or restore it from a backup",
-                                 dir, format_lsn(control.durable_lsn), w->recovery_.stop_reason));
+                     fmt::format("cannot write to the WAL in \"{}\", and walseg will not write over what follows "
+                                 "the damage: {}",
+                                 dir, describe_corruption(w->recovery_, control.durable_lsn)));
   WalWriterOptions wo;
   wo.system_id = control.system_id;
   wo.epoch = w->manager_->next_epoch(w->recovery_.last_xid);
