@@ -1,6 +1,7 @@
 // walseg create: install N segments by one init method, printing what each creation cost.
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -79,6 +80,12 @@ void run_create(const CreateArgs& a) {
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);
+  // The last segment must have an LSN: past 2^64 bytes a name would wrap to a low segment.
+  const SegNo last_segno = UINT64_MAX / cfg.segment_size_bytes;
+  if (a.start > last_segno || static_cast<SegNo>(a.count - 1) > last_segno - a.start)
+    throw std::invalid_argument(fmt::format("--start {} with --count {} goes past the last segment of {} segments "
+                                            "({}): use a lower --start or --count",
+                                            a.start, a.count, format_size(cfg.segment_size_bytes), last_segno));
   if (cfg.init_method == InitMethod::kAuto)
     throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
   // Like every writer of a WAL directory: one process at a time, the settings checked

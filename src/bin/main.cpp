@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <stdexcept>
 
 #include <CLI/CLI.hpp>
@@ -49,6 +50,9 @@ int main(int argc, char** argv) {
     // usage errors. The library never throws this type (its errors are walseg::Error).
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return kUsageError;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "walseg: out of memory\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return 1;
