@@ -283,13 +283,29 @@ BOOST_AUTO_TEST_CASE(BreakIt_F7_ACrashMidRecordThenTwoRestartsLeavesTheWalUsable
 }
 
 BOOST_AUTO_TEST_CASE(BreakIt_F8_AnAppendModeSegmentNeverWrittenDoesNotLockAFullSizeWal) {
+  // The append-mode segment is made first, in a new WAL (an append-mode one, as --method
+  // none makes it): after a write, the preallocator may already have made segment 3.
   const std::string wal = dir + "/wal";
-  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
   BOOST_REQUIRE(run("create --dir '" + wal + "' --method none --count 1 --start 3" + k1MB).status == 0);
+  BOOST_REQUIRE(fs::file_size(wal + "/000000010000000000000003") < 1024 * 1024);
   auto w = run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB);
   BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(contains(w.err, "removed \"" + wal + "/000000010000000000000003\""), w.err);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 20);
   BOOST_TEST(!contains(run("ls --dir '" + wal + "'").out, "append mode"));
+}
+
+BOOST_AUTO_TEST_CASE(BreakIt2_F3_CreateMakesNoAppendModeSegmentInAFullSizeWal) {
+  // Accepted before: a short segment ahead of a full-size WAL, of no use to its writer.
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
+  const auto before = sizes(wal);
+  auto c = run("create --dir '" + wal + "' --method none --count 1 --start 0x30" + k1MB);
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "its WAL is written in full-size segments"), c.err);
+  BOOST_TEST(contains(c.err, "nothing was created"), c.err);
+  BOOST_TEST((sizes(wal) == before));
 }
 
 BOOST_AUTO_TEST_CASE(BreakIt_Weak_ReadersNeitherHangOnAFifoNorLeaveALockFileBehind) {

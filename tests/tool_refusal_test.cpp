@@ -57,4 +57,53 @@ BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
   BOOST_TEST(!fs::exists(dir + "/wal"));
 }
 
+BOOST_AUTO_TEST_CASE(ARefusedWriteRemovesNothingAndNoLockFileItMade) {
+  // Leftovers were removed first, and the lock file was left, then the foreign file refused.
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
+  fs::remove(wal + "/walseg.lock");
+  put_file(wal + "/xlogtemp.123", 4096);
+  fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
+  put_file(wal + "/000000010000000000000005", 1024 * 1024);
+  BOOST_REQUIRE(::mkfifo((wal + "/000000010000000000000006").c_str(), 0600) == 0);
+  const auto before = entries(wal);
+  for (const std::string& cmd : {"write --dir '" + wal + "' --records 1" + k1MB,
+                                "create --dir '" + wal + "' --method zero_write --start 9" + k1MB}) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status == 1, r.err);
+    BOOST_TEST((entries(wal) == before), cmd);
+    // Both files in the way, in one run.
+    BOOST_TEST(contains(r.err, "2 files have names of segments"), r.err);
+    BOOST_TEST(contains(r.err, wal + "/000000010000000000000005"), r.err);
+    BOOST_TEST(contains(r.err, wal + "/000000010000000000000006\": it is a FIFO, not a regular file"), r.err);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ARefusedCreateInANewDirectoryLeavesItEmpty) {
+  const std::string wal = dir + "/wal";
+  fs::create_directory(wal);
+  auto r = run("create --dir '" + wal + "' --method zero_write --start 0 --segment-size 1MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "use --start 1 or higher"), r.err);
+  BOOST_TEST(entries(wal).empty());
+}
+
+BOOST_AUTO_TEST_CASE(CreateInANewDirectoryStartsTheWalOnItsTimeline) {
+  const std::string wal = dir + "/wal";
+  auto c = run("create --dir '" + wal + "' --method zero_write --start 3 --timeline 5 --segment-size 1MB");
+  BOOST_TEST(c.status == 0, c.err);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'" + k1MB).out, "timeline 5,"));
+  BOOST_TEST(run("write --dir '" + wal + "' --records 1" + k1MB).status == 0);
+}
+
+BOOST_AUTO_TEST_CASE(AnotherSystemsControlFileIsSaidToBeThePossibleStranger) {
+  const std::string a = dir + "/a", b = dir + "/b";
+  BOOST_REQUIRE(run("write --dir '" + a + "' --records 10" + k1MB).status == 0);
+  BOOST_REQUIRE(run("write --dir '" + b + "' --records 10" + k1MB).status == 0);
+  fs::copy_file(b + "/walseg.control", a + "/walseg.control", fs::copy_options::overwrite_existing);
+  auto r = run("write --dir '" + a + "' --records 1" + k1MB);
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "its walseg.control is another WAL's"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

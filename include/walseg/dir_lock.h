@@ -38,8 +38,15 @@ class DirLock {
   /// Releases the lock (closing the descriptor releases the flock).
   ~DirLock() = default;
 
+  /// For an open that is refused: when acquire created the lock file, removes it from `dir`
+  /// (still locked, so no other opener took it meanwhile) and releases the lock, leaving the
+  /// directory as it was; otherwise does nothing. Never throws: a removal that fails is
+  /// logged (the file is walseg's, harmless, and reused by the next opener).
+  void remove_if_made(Directory& dir) noexcept;
+
  private:
   File file_;
+  bool made_ = false;  ///< acquire created the file
 };
 
 }  // namespace walseg

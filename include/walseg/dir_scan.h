@@ -60,6 +60,7 @@ struct ScanReport {
   std::vector<ScannedSegment> segments;        ///< complete segments, sorted (timeline, segno)
   std::vector<ScannedSegment> short_segments;  ///< see above; sorted
   std::vector<ForeignFile> foreign;            ///< sorted by name
+  std::vector<std::string> temps;              ///< temp leftovers found and not yet removed
   std::vector<std::string> removed_temps;      ///< temp leftovers removed
   std::vector<std::string> left_alone;         ///< "name (what)" of other entries reported
 };
@@ -82,6 +83,16 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 /// appends (none, fallocate_keep_size), so shorter files are complete segments.
 /// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text).
 ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode);
+
+/// scan_wal_directory without its clean-up: temp leftovers are listed in `temps`, nothing in
+/// the directory is changed, so that a caller can refuse before anything is removed.
+/// Throws walseg::Error for listing, stat or read failures (path, errno text).
+ScanReport classify_wal_directory(const Directory& dir, const WalControl& control, bool append_mode);
+
+/// The clean-up of a scan: removes report->temps (a LOG line each), moves their names to
+/// removed_temps and fsyncs the directory once if anything was removed. Throws walseg::Error
+/// for unlink or fsync failures; the names removed before a failure are in removed_temps.
+void remove_leftover_temps(Directory& dir, ScanReport* report);
 
 /// True when `name` is one of walseg's own bookkeeping files in a WAL directory (lock,
 /// control, auto-method cache) that no scan reports.

@@ -34,6 +34,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -106,7 +107,15 @@ class SegmentManager {
     /// nullopt: the control file's (1 for a new directory). A value the control file
     /// contradicts is refused (EINVAL): the timeline changes only by switch_timeline().
     std::optional<TimeLineId> timeline;
+    /// A new directory's first timeline when `timeline` is nullopt.
+    TimeLineId new_timeline = 1;
     bool background = true;  ///< false: no preallocator (every next_segment creates: "unpooled")
+    /// The caller's own refusals, run on this manager (control(), directory(), scan_report())
+    /// after its checks and before it changes anything in the directory: a new WAL's control
+    /// file, the removal of leftovers, the append-mode flag, the preallocator. Whatever it
+    /// throws leaves the directory as it was (but for init_method = auto's probe) and is
+    /// thrown by the constructor. Called on the constructing thread.
+    std::function<void(SegmentManager&)> before_changes;
   };
 
   /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
@@ -114,8 +123,9 @@ class SegmentManager {
   /// anything in the directory is changed, when the control file is damaged, when it is
   /// missing while segment-named files exist, when config's segment size, block size or a
   /// full-size init method contradicts the WAL there (the message names the setting to
-  /// change), or when a file walseg did not make has a name the WAL may still need; the
-  /// scan's or the control file's I/O errors.
+  /// change), or when files walseg did not make have names the WAL may still need (all of
+  /// them named in one message); what before_changes throws; the scan's or the control
+  /// file's I/O errors. A refused open removes the lock file if it made it.
   SegmentManager(const std::string& dir, Options opts);
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
@@ -212,9 +222,12 @@ class SegmentManager {
   void stop_preallocator();
   std::size_t ready_ahead_locked() const { return book_.ready_after(position_); }
   bool remove_or_recycle(const SegmentName& old, SegNo horizon);
-  // Opening (segment_open.cpp): the control file, then the books from the scan.
-  void open_control(std::optional<TimeLineId> timeline);
+  // Opening (segment_open.cpp): the control file, the checks, the changes, the books.
+  void open(const Options& opts);
+  bool open_control(const Options& opts);  // true: a new WAL, its control file not yet written
+  void write_new_control();
   void check_scan();
+  void clean_up_scan();
   void fill_books();
   /// The ready stamp a new segment (tli, segno) of this WAL carries (wal_format.h).
   std::array<std::byte, kReadyStampBytes> stamp_for(TimeLineId tli, SegNo segno) const;

@@ -12,6 +12,7 @@
 #include "walseg/error.h"
 #include "walseg/segment_manager.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 #include "walseg/wal_reader.h"
 
 namespace walseg::tool {
@@ -37,6 +38,16 @@ struct CreateArgs {
 // refused whatever --start says, as Wal::open refuses to write to it.
 void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t segment_size) {
   const WalControl control = m.control();
+  // An append-mode segment (none, fallocate_keep_size) is short: a full-size writer has no
+  // use for it, and one that gets written is WAL only an append-mode writer can go on with.
+  // It joins only a WAL whose last writer appended (a new WAL takes this run's mode).
+  if (append_mode(m.config().init_method) && !control.append_mode)
+    throw make_error(EINVAL, "create", a.dir,
+                     fmt::format("cannot create {} segments in \"{}\": its WAL is written in full-size segments "
+                                 "({}), and {} makes short segments for appends; nothing was created. Use a "
+                                 "full-size method (e.g. --method zero_write)",
+                                 to_string(m.config().init_method), a.dir, kControlFileName,
+                                 to_string(m.config().init_method)));
   if (a.timeline == control.timeline) {
     const WalReaderOptions ro = reader_options_for(control);
     const RecoveryResult end = find_end_of_wal(m.directory(), ro);
@@ -93,8 +104,10 @@ void run_create(const CreateArgs& a) {
   SegmentManager::Options mo;
   mo.config = cfg;
   mo.background = false;
+  mo.new_timeline = a.timeline;
+  // Refused before the manager changes anything (a new WAL's control file, leftovers).
+  mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
   SegmentManager m(a.dir, mo);
-  refuse_unless_ahead(a, m, cfg.segment_size_bytes);
   for (int i = 0; i < a.count; ++i) {
     const SegNo segno = a.start + static_cast<SegNo>(i);
     CreateReport r = m.create_now(a.timeline, segno);

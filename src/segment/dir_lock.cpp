@@ -36,8 +36,10 @@ File open_lock_file(const Directory& dir, int flags) {
     throw make_error(EEXIST, "open", path,
                      fmt::format("could not use lock file \"{}\": it is {}, and walseg writes its lock file; "
                                  "move it away",
-                                 path, S_ISREG(st.st_mode) ? "a file with other names (hard links)"
-                                                           : "not a regular file"));
+                                 path, S_ISREG(st.st_mode)    ? "a file with other names (hard links)"
+                                       : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                                       : S_ISDIR(st.st_mode)  ? "a directory, not a regular file"
+                                                              : "not a regular file"));
   return f;
 }
 
@@ -54,14 +56,17 @@ File open_lock_file(const Directory& dir, int flags) {
 // Made with O_EXCL when missing, so that a lock file this process made is known to be its own
 // (made_files.h: walseg bench removes only files it made); opened as it is when it exists. A
 // file removed between the two opens is made again.
-File open_or_make_lock_file(const Directory& dir) {
+File open_or_make_lock_file(const Directory& dir, bool* made) {
   for (int tries = 0;; ++tries) {
     try {
-      return open_lock_file(dir, O_RDWR | O_CREAT | O_EXCL);
+      File f = open_lock_file(dir, O_RDWR | O_CREAT | O_EXCL);
+      *made = true;
+      return f;
     } catch (const Error& e) {
       if (e.errnum() != EEXIST) throw;
     }
     try {
+      *made = false;
       return open_lock_file(dir, O_RDWR);
     } catch (const Error& e) {
       if (e.errnum() != ENOENT || tries >= 8) throw;
@@ -72,7 +77,9 @@ File open_or_make_lock_file(const Directory& dir) {
 }  // namespace
 
 DirLock DirLock::acquire(Directory& dir) {
-  File f = open_or_make_lock_file(dir);
+  // Whether this open makes the file, so that a refused open can take it away again.
+  bool made = false;
+  File f = open_or_make_lock_file(dir, &made);
   if (::flock(f.fd(), LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
@@ -83,7 +90,19 @@ DirLock DirLock::acquire(Directory& dir) {
   f.pwrite_all(pid.data(), pid.size(), 0);
   DirLock lock;
   lock.file_ = std::move(f);
+  lock.made_ = made;
   return lock;
+}
+
+void DirLock::remove_if_made(Directory& dir) noexcept {
+  if (!made_ || !file_.is_open()) return;
+  try {
+    dir.unlink(kLockFileName, false);
+  } catch (const std::exception& e) {
+    log(LogLevel::kLog, fmt::format("could not remove the lock file this open made: {}", e.what()));
+  }
+  file_ = File();
+  made_ = false;
 }
 
 DirLock DirLock::acquire_shared(const Directory& dir) {

@@ -43,6 +43,16 @@ std::string describe_first_bytes(const std::array<std::byte, kReadyStampBytes>& 
                      h.segment_size_bytes, h.block_size_bytes, c.segment_size_bytes, c.block_size_bytes);
 }
 
+// "it is a FIFO, not a regular file": what a DBA finds with ls -l.
+std::string not_regular(const struct stat& st) {
+  const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISLNK(st.st_mode) ? "a symbolic link"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a device";
+  return fmt::format("it is {}, not a regular file", what);
+}
+
 bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c, bool* ready) {
   const PageHeader h = decode_page_header(b.data());
   const bool stamped = h.magic == kReadySegmentMagic && decode_ready_stamp(b.data()).has_value();
@@ -53,22 +63,16 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 }
 
 struct Scanner {
-  Directory& dir;
+  const Directory& dir;
   const WalControl& control;
   bool append_mode;
   ScanReport report;
-  bool changed = false;
 
-  void remove_temp(const std::string& name) {
-    dir.unlink(name, true);
-    changed = true;
-    report.removed_temps.push_back(name);
-    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
-  }
+  void remove_temp(const std::string& name) { report.temps.push_back(name); }
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
-    if (!S_ISREG(st.st_mode)) return foreign(name, sn, "it is not a regular file");
+    if (!S_ISREG(st.st_mode)) return foreign(name, sn, not_regular(st));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     bool ready = false;
     if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
@@ -160,9 +164,24 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 }
 
 ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode) {
+  ScanReport r = classify_wal_directory(dir, control, append_mode);
+  remove_leftover_temps(dir, &r);
+  return r;
+}
+
+void remove_leftover_temps(Directory& dir, ScanReport* report) {
+  for (const std::string& name : report->temps) {
+    dir.unlink(name, true);
+    report->removed_temps.push_back(name);
+    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
+  }
+  report->temps.clear();
+  if (!report->removed_temps.empty()) dir.fsync();
+}
+
+ScanReport classify_wal_directory(const Directory& dir, const WalControl& control, bool append_mode) {
   Scanner s{dir, control, append_mode, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
-  if (s.changed) dir.fsync();
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
   std::sort(s.report.short_segments.begin(), s.report.short_segments.end(), by_name);

@@ -55,17 +55,33 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
       background_(opts.background),
       dir_(Directory::open(dir, true)),
       lock_(DirLock::acquire(dir_)) {
+  try {
+    open(opts);
+  } catch (...) {
+    stop_preallocator();
+    // A refused open leaves the directory as it found it, without a lock file it had not.
+    lock_.remove_if_made(dir_);
+    throw;
+  }
+}
+
+void SegmentManager::open(const Options& opts) {
   check_segment_size(cfg_.segment_size_bytes);
-  // The control file first: everything after it may write into the directory (auto's probe
-  // among them), and nothing may be written into a directory whose WAL the settings
-  // contradict. check_scan() settles its append-mode flag once auto has chosen.
-  open_control(opts.timeline);
+  // Every refusal before the first change: the control file is read (a new one is kept in
+  // memory), the directory classified, the caller's checks run; only then is anything
+  // written or removed. Nothing is written into a directory whose WAL the settings
+  // contradict (auto's probe comes after the control file's checks).
+  const bool new_wal = open_control(opts);
   book_ = SegmentBook(control_.timeline);
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = scan_wal_directory(dir_, control_, append_mode(cfg_.init_method));
+  scan_ = classify_wal_directory(dir_, control_, append_mode(cfg_.init_method));
   check_scan();
+  if (opts.before_changes) opts.before_changes(*this);
+  if (new_wal) write_new_control();
+  remove_leftover_temps(dir_, &scan_);
+  clean_up_scan();
   advise_for_filesystem(dir_, cfg_);
   fill_books();
   if (background_) start_preallocator();

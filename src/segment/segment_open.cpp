@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "walseg/log.h"
 #include "walseg/segment_manager.h"
@@ -56,40 +57,94 @@ void check_control(const Directory& dir, const WalControl& c, const Config& cfg,
 
 }  // namespace
 
-void SegmentManager::open_control(std::optional<TimeLineId> timeline) {
+bool SegmentManager::open_control(const Options& opts) {
   if (std::optional<WalControl> found = read_control(dir_)) {
-    check_control(dir_, *found, cfg_, timeline);
+    check_control(dir_, *found, cfg_, opts.timeline);
     control_ = *found;
-    return;
+    return false;
   }
   refuse_segments_without_control(dir_);
   WalControl c;
   c.system_id = new_system_id();
   c.segment_size_bytes = static_cast<std::uint32_t>(cfg_.segment_size_bytes);
   c.block_size_bytes = cfg_.block_size_bytes;
-  c.timeline = timeline.value_or(1);
+  c.timeline = opts.timeline.value_or(opts.new_timeline);
   c.append_mode = append_mode(cfg_.init_method);
   // PostgreSQL's first segment is 1 (initdb); walseg's writer starts a fresh WAL there too.
   c.oldest_lsn = lsn_of_segment(1, 0, cfg_.segment_size_bytes);
-  write_control(dir_, c);
   control_ = c;
+  return true;
+}
+
+void SegmentManager::write_new_control() {
+  write_control(dir_, control_);
   // The directory itself may be new, its name not yet durable: made by the user, or by an
   // earlier run killed before it synced the parent. Everything acknowledged in it would go
   // with the name at a power cut.
   Directory::open_child(dir_, "..").fsync();
-  log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(c)));
+  log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(control_)));
 }
 
-// Called after the scan, before anything is made: what the writer may need must be walseg's.
+// Called after the scan, before anything is made or removed: what the writer may need must
+// be walseg's. Every file in the way is named at once, so that one run says what to move.
 void SegmentManager::check_scan() {
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
-  for (const ForeignFile& f : scan_.foreign)
-    if (f.segment && needed(*f.segment))
-      refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
-                               "make it: {}. walseg never uses, replaces, moves or removes a file it did not "
-                               "make: move it out of the directory",
-                               dir_.path_of(f.name), f.why));
+  std::vector<std::string> theirs;
+  bool other_system = false;
+  for (const ForeignFile& f : scan_.foreign) {
+    if (!f.segment || !needed(*f.segment)) continue;
+    theirs.push_back(fmt::format("\"{}\": {}", dir_.path_of(f.name), f.why));
+    // dir_scan's words for walseg's own page or stamp of another system identifier.
+    other_system |= f.why.find("another system") != std::string::npos ||
+                    f.why.find("another WAL") != std::string::npos;
+  }
+  // Segments of another system may be this directory's own, and walseg.control the stranger.
+  const std::string control_advice =
+      other_system ? fmt::format(". If they are this directory's own WAL, its {} is another WAL's (system identifier "
+                                 "{}): put this directory's own {} back (from a backup) instead",
+                                 kControlFileName, control_.system_id, kControlFileName)
+                   : "";
+  if (theirs.size() == 1)
+    refuse(dir_, fmt::format("file {} has the name of a segment this WAL may still need, but walseg did not make "
+                             "it. walseg never uses, replaces, moves or removes a file it did not make: move it "
+                             "out of the directory{}",
+                             theirs[0], control_advice));
+  if (!theirs.empty())
+    refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
+                             "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
+                             "move them out of the directory{}",
+                             theirs.size(), fmt::join(theirs, "; "), control_advice));
+  // A short segment holding WAL: in an append-mode WAL it is one to go on with in append
+  // mode. Otherwise it was cut (a partial copy or restore, case C33): switching to an
+  // append-mode method would write after the cut as if nothing were missing.
+  std::vector<std::string> appended, cut;
+  for (const ScannedSegment& s : scan_.short_segments) {
+    if (s.ready || !needed(s.name)) continue;
+    const std::string path = dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes));
+    (control_.append_mode ? appended : cut)
+        .push_back(fmt::format("\"{}\" ({} of {} bytes)", path, s.size_bytes, cfg_.segment_size_bytes));
+  }
+  if (cut.size() == 1)
+    refuse(dir_, fmt::format("file {}: this WAL's segments are full size, so the file was truncated or only partly "
+                             "copied. walseg will not write into or after it: restore the complete file, or copy "
+                             "the directory away for investigation",
+                             cut[0]));
+  if (!cut.empty())
+    refuse(dir_, fmt::format("{} {}: this WAL's segments are full size, so {} truncated or only partly copied. "
+                             "walseg will not write into or after {}: restore the complete {}, or copy the "
+                             "directory away for investigation",
+                             cut.size() == 1 ? "file" : "files", fmt::join(cut, ", "),
+                             cut.size() == 1 ? "the file was" : "they were", cut.size() == 1 ? "it" : "them",
+                             cut.size() == 1 ? "file" : "files"));
+  if (!appended.empty())
+    refuse(dir_, fmt::format("{} WAL written in append mode: {}; set walseg.init_method = none (or "
+                             "fallocate_keep_size) to go on writing it",
+                             appended.size() == 1 ? "file holds" : "files hold", fmt::join(appended, ", ")));
+}
+
+// The changes the checks allowed, after the caller's own refusals.
+void SegmentManager::clean_up_scan() {
   const bool appending = append_mode(cfg_.init_method);
   // A short segment that only carries its ready stamp (made by an append-mode method, never
   // written) holds nothing: in full-size mode it is removed and made again when needed.
@@ -105,21 +160,6 @@ void SegmentManager::check_scan() {
     return true;
   });
   if (removed) dir_.fsync();
-  for (const ScannedSegment& s : scan_.short_segments) {
-    if (!needed(s.name)) continue;
-    const std::string path = dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes));
-    // The control file knows whether this WAL grows its segments. If it does not, a short one
-    // was cut (a partial copy or restore, case C33): switching to an append-mode method would
-    // write after the cut as if nothing were missing.
-    if (control_.append_mode)
-      refuse(dir_, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "
-                               "walseg.init_method = none (or fallocate_keep_size) to go on writing it",
-                               path, s.size_bytes, cfg_.segment_size_bytes));
-    refuse(dir_, fmt::format("file \"{}\" is {} bytes, not {}: this WAL's segments are full size, so the file was "
-                             "truncated or only partly copied. walseg will not write into or after it: restore "
-                             "the complete file, or copy the directory away for investigation",
-                             path, s.size_bytes, cfg_.segment_size_bytes));
-  }
   if (control_.append_mode != appending) {
     WalControl next = control_;
     next.append_mode = appending;

@@ -16,23 +16,26 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   mo.config = config;
   mo.timeline = timeline;
   // The manager refuses a directory whose WAL the settings contradict, or whose files it did
-  // not make, before anything is written there.
+  // not make, before anything is written there; recovery's refusal comes before that too.
+  mo.before_changes = [&w, &dir](SegmentManager& m) {
+    const WalControl c = m.control();
+    failpoint::hit("wal.before_recovery");
+    // Through the locked directory's descriptor: the directory at that path now may be another.
+    w->recovery_ = find_end_of_wal(m.directory(), reader_options_for(c));
+    // The reader starts at the control file's oldest LSN, so the end it finds is never below
+    // it: even with every record start retired (truncate_before at the end of the WAL) or no
+    // segment left there, the writer continues at or after LSNs it already handed out.
+    // Acknowledged records are missing or unreadable before the durable point: writing after
+    // the last valid record would overwrite whatever of them is still there.
+    if (w->recovery_.corruption)
+      throw make_error(ENOTRECOVERABLE, "open WAL", dir,
+                       fmt::format("cannot write to the WAL in \"{}\", and walseg will not write over what follows "
+                                   "the damage: {}",
+                                   dir, describe_corruption(w->recovery_, c.durable_lsn)));
+  };
   w->manager_ = std::make_unique<SegmentManager>(dir, mo);
   const WalControl control = w->manager_->control();
   w->system_id_ = control.system_id;
-  failpoint::hit("wal.before_recovery");
-  // Through the locked directory's descriptor: the directory at that path now may be another.
-  w->recovery_ = find_end_of_wal(w->manager_->directory(), reader_options_for(control));
-  // The reader starts at the control file's oldest LSN, so the end it finds is never below
-  // it: even with every record start retired (truncate_before at the end of the WAL) or no
-  // segment left there, the writer continues at or after LSNs it already handed out.
-  // Acknowledged records are missing or unreadable before the durable point: writing after
-  // the last valid record would overwrite whatever of them is still there.
-  if (w->recovery_.corruption)
-    throw make_error(ENOTRECOVERABLE, "open WAL", dir,
-                     fmt::format("cannot write to the WAL in \"{}\", and walseg will not write over what follows "
-                                 "the damage: {}",
-                                 dir, describe_corruption(w->recovery_, control.durable_lsn)));
   WalWriterOptions wo;
   wo.system_id = control.system_id;
   wo.epoch = w->manager_->next_epoch(w->recovery_.last_xid);
