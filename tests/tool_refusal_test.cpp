@@ -106,4 +106,49 @@ BOOST_AUTO_TEST_CASE(AnotherSystemsControlFileIsSaidToBeThePossibleStranger) {
   BOOST_TEST(contains(r.err, "its walseg.control is another WAL's"), r.err);
 }
 
+BOOST_AUTO_TEST_CASE(MessagesNameWhatIsWrong) {
+  auto n = run("nosuch");
+  BOOST_TEST(n.status == 2);
+  BOOST_TEST(contains(n.err, "unknown command nosuch; commands are: "), n.err);
+  BOOST_TEST(contains(n.err, "create"), n.err);
+  auto c = run("check-config -c bad");
+  BOOST_TEST(c.status == 1);
+  BOOST_TEST(contains(c.err, "-c bad"), c.err);
+  BOOST_TEST(!contains(c.err, "needs a settings file"), c.err);
+
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  auto d = run("dump --dir '" + wal + "' --start 0/0");
+  BOOST_TEST(d.status == 2, d.err);
+  BOOST_TEST(contains(d.err, "is before the start of the WAL"), d.err);
+  BOOST_TEST(!contains(d.out, "corruption"), d.out);
+
+  BOOST_REQUIRE(::mkfifo((dir + "/fifo.conf").c_str(), 0600) == 0);
+  auto f = run("recover --dir '" + wal + "' --config '" + dir + "/fifo.conf'");  // ctest's timeout catches a hang
+  BOOST_TEST(f.status == 1, f.out);
+  BOOST_TEST(contains(f.err, "it is a FIFO, not a regular file"), f.err);
+
+  fs::remove(wal + "/walseg.lock");
+  BOOST_REQUIRE(::mkfifo((wal + "/walseg.lock").c_str(), 0600) == 0);
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 1);
+  BOOST_TEST(contains(w.err, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"), w.err);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'" + k1MB).out, "is a FIFO; walseg cannot use it"));
+}
+
+BOOST_AUTO_TEST_CASE(LsLabelsWalsegsLeftoversAndListsADamagedDirectory) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
+  put_file(wal + "/000000010000000000000009.broken", 4096);
+  auto l = run("ls --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(contains(l.out, "walseg's leftover: a control file being replaced"), l.out);
+  BOOST_TEST(contains(l.out, "walseg 0.1 moved aside"), l.out);
+  std::ofstream(wal + "/walseg.control", std::ios::trunc) << "damaged";
+  auto d = run("ls --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(d.status == 1);
+  BOOST_TEST(contains(d.out, "walseg.control: cannot be used"), d.out);
+  BOOST_TEST(contains(d.out, "000000010000000000000001"), d.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
