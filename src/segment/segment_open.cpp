@@ -91,9 +91,11 @@ void SegmentManager::check_scan() {
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
   std::vector<std::string> theirs;
+  const ForeignFile* first = nullptr;
   bool other_system = false;
   for (const ForeignFile& f : scan_.foreign) {
     if (!f.segment || !needed(*f.segment)) continue;
+    if (!first) first = &f;
     theirs.push_back(fmt::format("\"{}\": {}", dir_.path_of(f.name), f.why));
     // dir_scan's words for walseg's own page or stamp of another system identifier.
     other_system |= f.why.find("another system") != std::string::npos ||
@@ -106,10 +108,10 @@ void SegmentManager::check_scan() {
                                  kControlFileName, control_.system_id, kControlFileName)
                    : "";
   if (theirs.size() == 1)
-    refuse(dir_, fmt::format("file {} has the name of a segment this WAL may still need, but walseg did not make "
-                             "it. walseg never uses, replaces, moves or removes a file it did not make: move it "
-                             "out of the directory{}",
-                             theirs[0], control_advice));
+    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
+                             "make it: {}. walseg never uses, replaces, moves or removes a file it did not make: "
+                             "move it out of the directory{}",
+                             dir_.path_of(first->name), first->why, control_advice));
   if (!theirs.empty())
     refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
                              "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "

@@ -1,6 +1,9 @@
 // Wal::open (include/walseg/wal.h).
 #include "walseg/wal.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "existing_wal.h"
@@ -32,6 +35,10 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
                        fmt::format("cannot write to the WAL in \"{}\", and walseg will not write over what follows "
                                    "the damage: {}",
                                    dir, describe_corruption(w->recovery_, c.durable_lsn)));
+    // An epoch at its limit is refused here too, before the open changes anything (next_epoch
+    // throws without writing then).
+    if (std::max(c.epoch, w->recovery_.last_xid) == std::numeric_limits<std::uint32_t>::max())
+      m.next_epoch(w->recovery_.last_xid);
   };
   w->manager_ = std::make_unique<SegmentManager>(dir, mo);
   const WalControl control = w->manager_->control();
