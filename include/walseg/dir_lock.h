@@ -24,6 +24,8 @@ class DirLock {
   /// Locks `dir`. Throws walseg::Error: EWOULDBLOCK with
   /// `could not lock directory "D": it is in use by process PID` when another process holds
   /// it, or the open/write error of the lock file.
+  /// A lock counts only on the file the name still names when it is taken (an opener
+  /// refused meanwhile may have unlinked the one opened): otherwise it is taken again.
   static DirLock acquire(Directory& dir);
   /// For readers (recover, dump): a shared flock on an existing lock file, so that a writer
   /// and a reader never overlap, but readers do not exclude each other and nothing is
@@ -45,6 +47,8 @@ class DirLock {
   void remove_if_made(Directory& dir) noexcept;
 
  private:
+  static DirLock acquire_shared_once(const Directory& dir);
+
   File file_;
   bool made_ = false;  ///< acquire created the file
 };

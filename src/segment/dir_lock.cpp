@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 #include "walseg/log.h"
 
 namespace walseg {
@@ -53,6 +54,16 @@ File open_lock_file(const Directory& dir, int flags) {
                                pid.empty() ? std::string("(unknown)") : pid));
 }
 
+// A refused open unlinks a lock file it made (remove_if_made) while holding its flock: an
+// opener that opened that file just before may lock it once it is unlinked, while a third
+// locks the new file under the name. A lock counts only on the file the name still names.
+bool still_named(File& f, const Directory& dir) {
+  struct stat named{};
+  if (::fstatat(dir.fd(), kLockFileName, &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  const struct stat held = f.stat();
+  return named.st_dev == held.st_dev && named.st_ino == held.st_ino;
+}
+
 // Made with O_EXCL when missing, so that a lock file this process made is known to be its own
 // (made_files.h: walseg bench removes only files it made); opened as it is when it exists. A
 // file removed between the two opens is made again.
@@ -79,11 +90,21 @@ File open_or_make_lock_file(const Directory& dir, bool* made) {
 DirLock DirLock::acquire(Directory& dir) {
   // Whether this open makes the file, so that a refused open can take it away again.
   bool made = false;
-  File f = open_or_make_lock_file(dir, &made);
-  if (::flock(f.fd(), LOCK_EX | LOCK_NB) != 0) {
-    int err = errno;
-    if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
-    throw_in_use(f, dir, err);
+  File f;
+  for (int attempt = 0;; ++attempt) {
+    f = open_or_make_lock_file(dir, &made);
+    failpoint::hit("dir_lock.before_flock");  // a test's sync point: another opener's removal
+    if (::flock(f.fd(), LOCK_EX | LOCK_NB) != 0) {
+      int err = errno;
+      if (err != EWOULDBLOCK) throw file_error(err, "lock", f.path());
+      throw_in_use(f, dir, err);
+    }
+    if (still_named(f, dir)) break;
+    if (attempt == 100)
+      throw make_error(EAGAIN, "lock", dir.path(),
+                       fmt::format("could not lock directory \"{}\": its lock file keeps being replaced; is "
+                                   "another program removing \"{}\"?",
+                                   dir.path(), dir.path_of(kLockFileName)));
   }
   std::string pid = fmt::format("{}\n", ::getpid());
   f.ftruncate(0);
@@ -106,6 +127,18 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
 }
 
 DirLock DirLock::acquire_shared(const Directory& dir) {
+  // A lock on a file the name no longer names keeps no writer out (still_named): again.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    DirLock lock = acquire_shared_once(dir);
+    if (!lock.file_.is_open() || still_named(lock.file_, dir)) return lock;
+  }
+  throw make_error(EAGAIN, "lock", dir.path(),
+                   fmt::format("could not lock directory \"{}\" for reading: its lock file keeps being replaced; "
+                               "is another program removing \"{}\"?",
+                               dir.path(), dir.path_of(kLockFileName)));
+}
+
+DirLock DirLock::acquire_shared_once(const Directory& dir) {
   File f;
   try {
     f = open_lock_file(dir, O_RDONLY);
