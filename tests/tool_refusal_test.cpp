@@ -38,7 +38,7 @@ BOOST_FIXTURE_TEST_SUITE(tool_refusal, ToolTest, *boost::unit_test::precondition
 
 BOOST_AUTO_TEST_CASE(RecordSizeOutOfRangeIsAUsageErrorBeforeAnythingIsMade) {
   // 1TB was allocated per client: std::bad_alloc, exit 134, after the directory was made.
-  for (const char* v : {"1TB", "0", "0x10000000000", "010", "nan", "-1", "1e30"}) {
+  for (const char* v : {"1TB", "1020MB", "0x10000000000", "010", "nan", "-1", "1e30", "0x"}) {
     const std::string wal = dir + "/wal";
     auto r = run("write --dir '" + wal + "' --records 1 --record-size " + std::string(v) + k1MB);
     BOOST_TEST(r.status == 2, v << ": " << r.err);

@@ -29,10 +29,11 @@ struct WriteArgs {
 
 // The clients' payload buffers together (one record each): bounded, so that a size typed
 // wrong is a usage error, not an allocation failure after the directory was opened.
+// --record-size 0 is a record without data (pg_waldump_tool_test.sh writes them).
 constexpr std::uint64_t kMaxPayloadBuffersBytes = std::uint64_t{4} << 30;
 
 void run_write(const WriteArgs& a) {
-  const std::uint64_t size = parse_size_option("--record-size", a.record_size, 1, kMaxRecordPayloadBytes);
+  const std::uint64_t size = parse_size_option("--record-size", a.record_size, 0, kMaxRecordPayloadBytes);
   if (size * static_cast<std::uint64_t>(a.clients) > kMaxPayloadBuffersBytes)
     throw std::invalid_argument(fmt::format("--record-size {} with --clients {} needs {} bytes of record buffers, "
                                             "more than the {} walseg write allows: use fewer clients or "
