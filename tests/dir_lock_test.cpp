@@ -276,4 +276,23 @@ BOOST_AUTO_TEST_CASE(lock_file_that_cannot_be_opened_reports_the_open_error_with
                                           "Permission denied"}));
 }
 
+BOOST_AUTO_TEST_CASE(a_lock_file_removed_before_the_flock_is_locked_again_under_its_name) {
+  // A refused open removes the lock file it made (remove_if_made). An opener that had opened
+  // that file just before would lock it once unlinked, and a third, making a new one under the
+  // name, would lock that: two writers. A lock counts only on the file the name names.
+  Directory d = Directory::open(dir.path());
+  failpoint::Spec removed;
+  removed.kind = failpoint::Kind::kCall;
+  removed.call = [&] {
+    failpoint::disarm("dir_lock.before_flock");
+    BOOST_REQUIRE(::unlink((dir / "walseg.lock").c_str()) == 0);
+  };
+  failpoint::arm("dir_lock.before_flock", removed);
+  DirLock lock = DirLock::acquire(d);
+  const int other = ::open((dir / "walseg.lock").c_str(), O_RDONLY);
+  BOOST_REQUIRE(other >= 0);
+  BOOST_TEST(::flock(other, LOCK_SH | LOCK_NB) != 0);  // the file under the name is the one locked
+  ::close(other);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

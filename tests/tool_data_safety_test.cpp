@@ -283,13 +283,29 @@ BOOST_AUTO_TEST_CASE(BreakIt_F7_ACrashMidRecordThenTwoRestartsLeavesTheWalUsable
 }
 
 BOOST_AUTO_TEST_CASE(BreakIt_F8_AnAppendModeSegmentNeverWrittenDoesNotLockAFullSizeWal) {
+  // The append-mode segment is made first, in a new WAL (an append-mode one, as --method
+  // none makes it): after a write, the preallocator may already have made segment 3.
   const std::string wal = dir + "/wal";
-  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
   BOOST_REQUIRE(run("create --dir '" + wal + "' --method none --count 1 --start 3" + k1MB).status == 0);
+  BOOST_REQUIRE(fs::file_size(wal + "/000000010000000000000003") < 1024 * 1024);
   auto w = run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB);
   BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(contains(w.err, "removed \"" + wal + "/000000010000000000000003\""), w.err);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 20);
   BOOST_TEST(!contains(run("ls --dir '" + wal + "'").out, "append mode"));
+}
+
+BOOST_AUTO_TEST_CASE(BreakIt2_F3_CreateMakesNoAppendModeSegmentInAFullSizeWal) {
+  // Accepted before: a short segment ahead of a full-size WAL, of no use to its writer.
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
+  const auto before = sizes(wal);
+  auto c = run("create --dir '" + wal + "' --method none --count 1 --start 0x30" + k1MB);
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "its WAL is written in full-size segments"), c.err);
+  BOOST_TEST(contains(c.err, "nothing was created"), c.err);
+  BOOST_TEST((sizes(wal) == before));
 }
 
 BOOST_AUTO_TEST_CASE(BreakIt_Weak_ReadersNeitherHangOnAFifoNorLeaveALockFileBehind) {
@@ -314,6 +330,94 @@ BOOST_AUTO_TEST_CASE(BreakIt_Weak_AControlFileOfAnotherSizeIsDamaged) {
   auto r = run("recover --dir '" + wal + "'");
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "is 1024 bytes, expected 512"), r.err);
+}
+
+// ---- Break-it findings, second round (each failed before its fix) ----------------------
+
+namespace {
+
+// A writer killed at its 450th fdatasync (the failpoint's crash, as kill -9 leaves things):
+// WAL in segments 1-4 of 1MB and no durable point in walseg.control, as after a real crash.
+void crashed_writer(const ToolTest& t, const std::string& wal) {
+  const int raw = std::system(("WALSEG_FAILPOINTS='fdatasync=crash@450' '" + tool_path().string() + "' write --dir '" +
+                               wal + "' --records 1000 --record-size 8kB" + k1MB + " >/dev/null 2>&1")
+                                  .c_str());
+  BOOST_REQUIRE(WIFEXITED(raw) && WEXITSTATUS(raw) == 86);
+  BOOST_REQUIRE(contains(t.run("ls --dir '" + wal + "'" + k1MB).out, "000000010000000000000004"));
+  // The temp file of the fill it was killed in, which the next command removes as it may.
+  for (const auto& n : entries(wal))
+    if (n.rfind("xlogtemp.", 0) == 0) fs::remove(wal + "/" + n);
+}
+
+std::vector<char> read_bytes(const std::string& path, off_t offset, std::size_t n) {
+  std::vector<char> b(n);
+  int fd = ::open(path.c_str(), O_RDONLY);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::pread(fd, b.data(), n, offset) == static_cast<ssize_t>(n));
+  ::close(fd);
+  return b;
+}
+
+void write_bytes(const std::string& path, off_t offset, const std::vector<char>& b) {
+  int fd = ::open(path.c_str(), O_WRONLY);
+  BOOST_REQUIRE(fd >= 0);
+  BOOST_REQUIRE(::pwrite(fd, b.data(), b.size(), offset) == static_cast<ssize_t>(b.size()));
+  ::close(fd);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(BreakIt2_F1_CreateNeverFillsASegmentMissingInsideTheWal) {
+  // create took the recovered end for the end of the WAL and ignored corruption: it filled a
+  // segment moved out of a crashed WAL, recovery then said "corruption: no", and the next
+  // write resumed there and overwrote the acknowledged records of the segments after it.
+  const std::string wal = dir + "/wal";
+  crashed_writer(*this, wal);
+  const long records = records_of(run("recover --dir '" + wal + "'").out);
+  fs::rename(wal + "/000000010000000000000002", dir + "/seg2.saved");
+  const auto before = entries(wal);
+  auto c = run("create --dir '" + wal + "' --method zero_write --start 2" + k1MB);
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "WAL segment 000000010000000000000002 does not exist (file \"" + wal +
+                                 "/000000010000000000000002\")"), c.err);
+  BOOST_TEST(contains(c.err, "Put that segment file back"), c.err);
+  BOOST_TEST(contains(c.err, "nothing was created"), c.err);
+  // Far ahead too: the WAL's recovery found corruption.
+  BOOST_TEST(run("create --dir '" + wal + "' --method zero_write --start 9" + k1MB).status == 1);
+  BOOST_TEST((entries(wal) == before));
+  // write says which segment is missing, not "durable point 0/0 cannot be read".
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 1);
+  BOOST_TEST(contains(w.err, "WAL segment 000000010000000000000002 does not exist"), w.err);
+  BOOST_TEST(!contains(w.err, "durable point 0/0"), w.err);
+  fs::rename(dir + "/seg2.saved", wal + "/000000010000000000000002");
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == records);
+}
+
+BOOST_AUTO_TEST_CASE(BreakIt2_F1_CreateMakesNothingAtOrBelowTheLastSegmentHoldingWal) {
+  // A damaged page in segment 2 ends recovery there (no durable point: the end of WAL, not
+  // corruption), and segment 3 is moved out: create took 3 for a future segment, though
+  // segment 4 holds WAL of this system.
+  const std::string wal = dir + "/wal", seg2 = wal + "/000000010000000000000002";
+  crashed_writer(*this, wal);
+  const long records = records_of(run("recover --dir '" + wal + "'").out);
+  const auto page = read_bytes(seg2, 512 * 1024, 8192);
+  write_bytes(seg2, 512 * 1024, std::vector<char>(8192, '\0'));
+  fs::rename(wal + "/000000010000000000000003", dir + "/seg3.saved");
+  BOOST_REQUIRE(contains(run("recover --dir '" + wal + "'").out, "corruption: no"));
+  auto c = run("create --dir '" + wal + "' --method zero_write --start 3" + k1MB);
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "segment 3 is not ahead of the WAL"), c.err);
+  BOOST_TEST(contains(c.err, "segment \"000000010000000000000004\" holds WAL of it"), c.err);
+  BOOST_TEST(contains(c.err, "use --start 5"), c.err);
+  BOOST_TEST(!fs::exists(wal + "/000000010000000000000003"));
+  // Past the preallocator's segments too (the crashed writer may have made segment 5 ready).
+  int next = 5;
+  while (fs::exists(wal + "/00000001000000000000000" + std::to_string(next))) ++next;
+  BOOST_TEST(run("create --dir '" + wal + "' --method zero_write --start " + std::to_string(next) + k1MB).status == 0);
+  fs::rename(dir + "/seg3.saved", wal + "/000000010000000000000003");
+  write_bytes(seg2, 512 * 1024, page);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == records);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

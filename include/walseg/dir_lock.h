@@ -52,10 +52,15 @@ class DirLock {
   DirLock& operator=(DirLock&&) noexcept = default;
   /// Releases the lock (closing the descriptors releases the flocks).
   ~DirLock() = default;
+  /// For an opener that refuses the directory after locking it: removes walseg.lock if this
+  /// lock created it, so that a refusal leaves the directory as it was. The directory stays
+  /// locked until the DirLock is destroyed. Never throws (a failure is logged).
+  void remove_if_made(Directory& dir) noexcept;
 
  private:
   OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
   File file_;
+  bool made_ = false;  ///< acquire created walseg.lock
 };
 
 }  // namespace walseg

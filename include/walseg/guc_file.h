@@ -66,6 +66,7 @@ class ConfigSource {
   virtual ~ConfigSource() = default;
   struct Text {
     int err = 0;           ///< errno-style failure, 0 on success
+    std::string why;       ///< what err means here, when errno's text would mislead ("" = errno's)
     std::string identity;  ///< equal for two paths naming the same file (cycle detection)
     std::string contents;
   };

@@ -1,15 +1,10 @@
 // SegmentManager: owns one WAL directory the way PostgreSQL's checkpointer and XLogFileInit own
 // pg_wal, but keeps segment creation off the commit path.
 //
-// Opening is two steps, so that a caller that refuses the WAL (Wal::open, when recovery finds
-// acknowledged records unreadable) leaves the directory as it found it. The constructor only
-// checks: it locks the directory (DirLock), reads its walseg.control (wal_control.h; a
-// directory without one gets one, its path made durable first, unless it already holds
-// segment-named files), checks the settings against it, resolves walseg.init_method = auto
-// (auto_method.h), scans the directory (dir_scan.h) and refuses what it must, before
-// removing anything. start() then changes the directory: it removes leftover temporary
-// files and the never-written short segments a full-size method has no use for, records the append mode in
-// walseg.control, and starts a background preallocator that keeps
+// Opening locks the directory (DirLock), reads its walseg.control (wal_control.h; a directory
+// without one gets one, unless it already holds segment-named files), checks the settings
+// against it, scans the directory (dir_scan.h), resolves walseg.init_method =
+// auto (auto_method.h), and starts a background preallocator that keeps
 // walseg.prealloc_segments complete segments ready beyond the write position, created by the
 // init method with the durable install protocol (segment_install.h), paced against the rate the
 // writer consumes segments so that the fill's I/O disturbs commits as little as possible.
@@ -39,6 +34,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -111,10 +107,15 @@ class SegmentManager {
     /// nullopt: the control file's (1 for a new directory). A value the control file
     /// contradicts is refused (EINVAL): the timeline changes only by switch_timeline().
     std::optional<TimeLineId> timeline;
+    /// A new directory's first timeline when `timeline` is nullopt.
+    TimeLineId new_timeline = 1;
     bool background = true;  ///< false: no preallocator (every next_segment creates: "unpooled")
-    /// true: the constructor calls start(). false: the caller calls it once it has accepted
-    /// the WAL (Wal::open, after recovery), so that a refusal changes nothing.
-    bool start = true;
+    /// The caller's own refusals, run on this manager (control(), directory(), scan_report())
+    /// after its checks and before it changes anything in the directory: a new WAL's control
+    /// file, the removal of leftovers, the append-mode flag, the preallocator. Whatever it
+    /// throws leaves the directory as it was (but for init_method = auto's probe) and is
+    /// thrown by the constructor. Called on the constructing thread.
+    std::function<void(SegmentManager&)> before_changes;
   };
 
   /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
@@ -122,20 +123,12 @@ class SegmentManager {
   /// anything in the directory is changed, when the control file is damaged, when it is
   /// missing while segment-named files exist, when config's segment size, block size or a
   /// full-size init method contradicts the WAL there (the message names the setting to
-  /// change), or when a file walseg did not make has a name the WAL may still need; the
-  /// scan's or the control file's I/O errors.
+  /// change), or when files walseg did not make have names the WAL may still need (all of
+  /// them named in one message); what before_changes throws; the scan's or the control
+  /// file's I/O errors. A refused open removes the lock file if it made it.
   SegmentManager(const std::string& dir, Options opts);
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
-
-  /// The changes opening makes once the caller accepted the WAL: removes walseg's leftover
-  /// temporary files (dir_scan.h) and the short segments
-  /// walseg made for appends and never wrote (of no use to a full-size method), replaces
-  /// walseg.control if its append mode differs from the init method's, and starts the
-  /// preallocator (if Options::background). Must run before next_segment, create_now, retire
-  /// or switch_timeline; a second call does nothing. Throws walseg::Error from the unlink,
-  /// the directory fsync or the control file's replacement (then nothing was started).
-  void start();
   SegmentManager(const SegmentManager&) = delete;
   SegmentManager& operator=(const SegmentManager&) = delete;
 
@@ -229,12 +222,13 @@ class SegmentManager {
   void stop_preallocator();
   std::size_t ready_ahead_locked() const { return book_.ready_after(position_); }
   bool remove_or_recycle(const SegmentName& old, SegNo horizon);
-  // Opening (segment_open.cpp): the control file, then the books from the scan.
-  void open_control(std::optional<TimeLineId> timeline);
+  // Opening (segment_open.cpp): the control file, the checks, the changes, the books.
+  void open(const Options& opts);
+  bool open_control(const Options& opts);  // true: a new WAL, its control file not yet written
+  void write_new_control();
   void check_scan();
+  void clean_up_scan();
   void fill_books();
-  void remove_unwritten_short_segments();  // start()'s first step (segment_open.cpp)
-  void require_started() const;             // EINVAL before start()
   /// The ready stamp a new segment (tli, segno) of this WAL carries (wal_format.h).
   std::array<std::byte, kReadyStampBytes> stamp_for(TimeLineId tli, SegNo segno) const;
   /// Replaces the control file by `next` if it differs (control_mu_ held by the caller).
@@ -242,8 +236,6 @@ class SegmentManager {
 
   Config cfg_;
   bool background_;
-  bool started_ = false;
-  bool control_created_ = false;  ///< this opening wrote the directory's first walseg.control
   Directory dir_;
   DirLock lock_;
   mutable std::mutex control_mu_;  ///< guards control_ and its file; never taken inside mu_

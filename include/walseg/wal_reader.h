@@ -59,6 +59,10 @@ struct WalStop {
   std::string reason;        ///< what was found, in PostgreSQL's wording where it has one
   bool corruption = false;   ///< valid WAL follows (see above)
   std::string evidence;      ///< for corruption: what valid WAL was found after the stop
+  /// For corruption by a segment file that is missing (or not a regular file) while a later
+  /// segment holds WAL of this system, both named: "WAL segment X does not exist (file
+  /// "PATH"), but segment "Y" after it holds WAL of this system"; empty otherwise.
+  std::string gap;
 };
 
 /// Receives corruption found by a reader (LevelDB's log::Reader::Reporter). Called at most
@@ -142,6 +146,14 @@ class WalReader {
   /// Meaningful after next() returned false.
   const WalStop& stop() const;
 
+  /// The highest segment of the timeline whose first page is this WAL's own: a valid long
+  /// page header carrying that segment's own LSN (not a ready stamp, nor a recycled file's
+  /// earlier life), with the reader's sizes and system identifier. WAL may lie anywhere up
+  /// to it, whatever next() has read: a segment missing below it is a gap in the WAL (a
+  /// stop there is corruption), and nothing may be made at or below it. nullopt when no
+  /// segment holds WAL. Throws only for I/O errors.
+  std::optional<SegNo> last_segment_with_wal();
+
   std::uint64_t segment_size_bytes() const;
   std::uint32_t block_size_bytes() const;
   TimeLineId timeline() const;
@@ -167,6 +179,7 @@ struct RecoveryResult {
   bool corruption = false;  ///< valid WAL follows the stop (see above)
   Lsn stop_page = 0;        ///< WalStop::detected_page: where the unreadable part was found
   std::uint32_t last_xid = 0;  ///< xl_xid (the writer's epoch) of the last valid record
+  std::string gap;          ///< WalStop::gap
 };
 
 /// Reads every record from the start of the WAL in dir_path (or from `from`, as seek) and
@@ -180,5 +193,11 @@ RecoveryResult find_end_of_wal(const Directory& dir, const WalReaderOptions& opt
 
 /// "reason (file "PATH", offset N)" plus the evidence for corruption: one line for logs.
 std::string describe(const WalStop& stop);
+
+/// For a command that refuses to write into a WAL whose recovery `r` found corruption
+/// (Wal::open, `walseg create`): what is wrong, naming the file, and what to do about it.
+/// A missing segment before later WAL names that segment file and says to put it back;
+/// anything else names the durable point (walseg.control's durable_lsn) and the stop.
+std::string describe_corruption(const RecoveryResult& r, Lsn durable_lsn);
 
 }  // namespace walseg

@@ -20,8 +20,9 @@ struct CheckOptions {
 
 void run(CheckOptions opts) {
   if (!opts.file.empty()) opts.settings.config_file = opts.file;
-  if (opts.settings.config_file.empty()) {
-    std::fprintf(stderr, "walseg: check-config needs a settings file (FILE or --config)\n");
+  // -c alone is checked too: what is wrong is then the -c option, not a file.
+  if (opts.settings.config_file.empty() && opts.settings.overrides.empty()) {
+    std::fprintf(stderr, "walseg: check-config needs a settings file (FILE or --config) or -c name=value\n");
     exit_status() = 2;
     return;
   }
@@ -32,6 +33,10 @@ void run(CheckOptions opts) {
   if (!report.ok()) {
     fmt::print(stderr, "FATAL:  {}\n", report.summary);
     exit_status() = 1;
+    return;
+  }
+  if (opts.settings.config_file.empty()) {
+    fmt::print("-c settings are valid ({} given)\n", opts.settings.overrides.size());
     return;
   }
   int from_file = 0;

@@ -1,6 +1,7 @@
 // walseg create: install N segments by one init method, printing what each creation cost.
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "walseg/error.h"
 #include "walseg/segment_manager.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 #include "walseg/wal_reader.h"
 
 namespace walseg::tool {
@@ -29,22 +31,46 @@ struct CreateArgs {
 // Before anything is made: every name this run would create must be free (of anything, not
 // only of segments), and ahead of the WAL already in the directory, so that create can only
 // add future segments, never a file below or inside the WAL (which a later reader or writer
-// could take for its start), and never stops half-way.
+// could take for its start, or write over records after it), and never stops half-way.
+// "Ahead" is past both the end recovery finds and the last segment holding WAL of this
+// system: a segment missing below that one is a gap in the WAL, and filling it would make
+// the next writer resume there, over acknowledged records. A WAL recovery finds corrupt is
+// refused whatever --start says, as Wal::open refuses to write to it.
 void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t segment_size) {
   const WalControl control = m.control();
-  std::optional<SegNo> first_free;
+  // An append-mode segment (none, fallocate_keep_size) is short: a full-size writer has no
+  // use for it, and one that gets written is WAL only an append-mode writer can go on with.
+  // It joins only a WAL whose last writer appended (a new WAL takes this run's mode).
+  if (append_mode(m.config().init_method) && !control.append_mode)
+    throw make_error(EINVAL, "create", a.dir,
+                     fmt::format("cannot create {} segments in \"{}\": its WAL is written in full-size segments "
+                                 "({}), and {} makes short segments for appends; nothing was created. Use a "
+                                 "full-size method (e.g. --method zero_write)",
+                                 to_string(m.config().init_method), a.dir, kControlFileName,
+                                 to_string(m.config().init_method)));
   if (a.timeline == control.timeline) {
-    const RecoveryResult end = find_end_of_wal(a.dir, reader_options_for(control));
+    const WalReaderOptions ro = reader_options_for(control);
+    const RecoveryResult end = find_end_of_wal(m.directory(), ro);
+    if (end.corruption)
+      throw make_error(ENOTRECOVERABLE, "create", a.dir,
+                       fmt::format("cannot create segments in \"{}\": {}. walseg makes no segment inside a WAL "
+                                   "it cannot read to its end: nothing was created",
+                                   a.dir, describe_corruption(end, control.durable_lsn)));
+    const std::optional<SegNo> last_wal = WalReader::open(m.directory(), ro).last_segment_with_wal();
     const SegNo oldest = control.oldest_lsn / segment_size;
-    first_free = end.records > 0 ? segno_of_lsn_end(end.end_lsn, segment_size) + 1 : oldest;
-    if (a.start < *first_free)
+    SegNo first_free = end.records > 0 ? segno_of_lsn_end(end.end_lsn, segment_size) + 1 : oldest;
+    if (last_wal) first_free = std::max(first_free, *last_wal + 1);
+    if (a.start < first_free) {
+      std::string where = end.records > 0 ? fmt::format("it ends at {}", format_lsn(end.end_lsn))
+                                          : fmt::format("it starts at {}", format_lsn(control.oldest_lsn));
+      if (last_wal && *last_wal + 1 == first_free)
+        where += fmt::format(", and segment \"{}\" holds WAL of it",
+                             segment_file_name(control.timeline, *last_wal, segment_size));
       throw make_error(EINVAL, "create", a.dir,
                        fmt::format("segment {} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
                                    "create makes future segments only: use --start {} or higher",
-                                   a.start, a.dir,
-                                   end.records > 0 ? fmt::format("it ends at {}", format_lsn(end.end_lsn))
-                                                   : fmt::format("it starts at {}", format_lsn(control.oldest_lsn)),
-                                   *first_free));
+                                   a.start, a.dir, where, first_free));
+    }
   }
   SegNo highest = 0;
   for (const auto& e : m.directory().list())
@@ -65,6 +91,12 @@ void run_create(const CreateArgs& a) {
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);
+  // The last segment must have an LSN: past 2^64 bytes a name would wrap to a low segment.
+  const SegNo last_segno = UINT64_MAX / cfg.segment_size_bytes;
+  if (a.start > last_segno || static_cast<SegNo>(a.count - 1) > last_segno - a.start)
+    throw std::invalid_argument(fmt::format("--start {} with --count {} goes past the last segment of {} segments "
+                                            "({}): use a lower --start or --count",
+                                            a.start, a.count, format_size(cfg.segment_size_bytes), last_segno));
   if (cfg.init_method == InitMethod::kAuto)
     throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
   // Like every writer of a WAL directory: one process at a time, the settings checked
@@ -72,8 +104,10 @@ void run_create(const CreateArgs& a) {
   SegmentManager::Options mo;
   mo.config = cfg;
   mo.background = false;
+  mo.new_timeline = a.timeline;
+  // Refused before the manager changes anything (a new WAL's control file, leftovers).
+  mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
   SegmentManager m(a.dir, mo);
-  refuse_unless_ahead(a, m, cfg.segment_size_bytes);
   for (int i = 0; i < a.count; ++i) {
     const SegNo segno = a.start + static_cast<SegNo>(i);
     CreateReport r = m.create_now(a.timeline, segno);

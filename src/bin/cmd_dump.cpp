@@ -1,4 +1,7 @@
 // walseg dump / walseg recover: read a WAL directory back.
+#include <optional>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "command.h"
@@ -55,16 +58,27 @@ DirLock lock_for_reading(const std::string& path) {
 
 // One line per record, in pg_waldump's layout.
 void run_dump(const ReadArgs& a) {
+  load_config(a.settings);  // the reader takes its sizes from walseg.control; bad settings still refuse
   DirLock lock = lock_for_reading(a.dir);
   const auto options = reader_options(a);
   if (!options) {
     fmt::print("no WAL in \"{}\" (no {})\n", a.dir, kControlFileName);
     return;
   }
-  WalReader r = WalReader::open(a.dir, *options);
+  std::optional<Lsn> lsn;
   if (!a.start.empty()) {
-    auto lsn = parse_lsn(a.start);
+    lsn = parse_lsn(a.start);
     if (!lsn) throw std::invalid_argument(fmt::format("invalid LSN \"{}\" for --start (expected X/X)", a.start));
+    // Before the WAL's start there is nothing of it to read: a position typed wrong, not a
+    // segment missing from the WAL.
+    if (options->start_lsn && *lsn < *options->start_lsn)
+      throw std::invalid_argument(fmt::format("--start {} is before the start of the WAL in \"{}\", {} ({}'s oldest "
+                                              "LSN): use --start {} or later, or leave --start out",
+                                              format_lsn(*lsn), a.dir, format_lsn(*options->start_lsn),
+                                              kControlFileName, format_lsn(*options->start_lsn)));
+  }
+  WalReader r = WalReader::open(a.dir, *options);
+  if (lsn) {
     // pg_waldump's XLogFindNextRecord and its line, also on stdout, also not for a segment start.
     const auto first = r.find_next_record(*lsn);
     if (first && *first != *lsn && *lsn % r.segment_size_bytes() != 0)
@@ -93,6 +107,7 @@ void run_dump(const ReadArgs& a) {
 }
 
 void run_recover(const ReadArgs& a) {
+  load_config(a.settings);
   DirLock lock = lock_for_reading(a.dir);
   const auto options = reader_options(a);
   if (!options) {

@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 #include "command.h"
@@ -28,9 +30,18 @@ struct LsArgs {
   SettingsOptions settings;
 };
 
+// What a non-regular file is, in the words of ls -l's first letter.
+std::string file_type(const struct stat& st) {
+  if (S_ISFIFO(st.st_mode)) return "a FIFO";
+  if (S_ISDIR(st.st_mode)) return "a directory";
+  if (S_ISLNK(st.st_mode)) return "a symbolic link";
+  if (S_ISSOCK(st.st_mode)) return "a socket";
+  return "a device";
+}
+
 std::string describe_without_control(const WalFileInfo& info, const struct stat& st, const Config& cfg) {
   auto size = static_cast<std::uint64_t>(st.st_size);
-  if (!S_ISREG(st.st_mode)) return "not walseg's (not a regular file)";
+  if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's ({}, not a regular file)", file_type(st));
   switch (info.kind) {
     case WalFileKind::kSegmentFile:
       if (size == cfg.segment_size_bytes) return fmt::format("segment name, timeline {}; whose is unknown", info.timeline);
@@ -65,18 +76,39 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
   return what;
 }
 
+// "<segment name>.broken[.N]": the names walseg 0.1 gave what it moved aside.
+bool is_broken_name(const std::string& name) {
+  if (name.size() < kSegmentNameLength + std::string_view(kBrokenSuffix).size() ||
+      !parse_segment_file_name(name.substr(0, kSegmentNameLength), kMinSegmentSizeBytes))
+    return false;
+  const std::string rest = name.substr(kSegmentNameLength);
+  if (rest.rfind(kBrokenSuffix, 0) != 0) return false;
+  const std::string n = rest.substr(std::string_view(kBrokenSuffix).size());
+  return n.empty() || (n.size() > 1 && n[0] == '.' && n.find_first_not_of("0123456789", 1) == std::string::npos);
+}
+
 std::string describe_entry(const Directory& dir, const std::string& name, const struct stat& st,
                            const std::optional<WalControl>& control, const Config& cfg) {
+  const bool plain = S_ISREG(st.st_mode) && st.st_nlink == 1;
+  if (is_walseg_bookkeeping_file(name) && !S_ISREG(st.st_mode))
+    return fmt::format("not walseg's: {} has walseg's name \"{}\" but is {}; walseg cannot use it: move it away",
+                       name == kLockFileName ? "the lock file" : "this", name, file_type(st));
   if (name == kLockFileName) return "walseg's lock file";
   if (name == kControlFileName) return "walseg's control file (the WAL's identity)";
   if (name == kAutoCacheFileName) return "walseg's init_method = auto decision";
-  if (name.find(kBrokenSuffix) != std::string::npos && name.size() > kSegmentNameLength)
-    return "moved aside by walseg 0.1 (it had a segment's name and the wrong size); it is never used";
+  if (name == kControlTempFileName)
+    return plain ? "walseg's leftover: a control file being replaced when a writer stopped (removed when a writer "
+                   "opens the directory)"
+                 : fmt::format("not walseg's: {} (left alone)",
+                               S_ISREG(st.st_mode) ? "a file with other names (hard links)" : file_type(st));
+  if (is_broken_name(name) && S_ISREG(st.st_mode))
+    return "walseg's: a segment-named file walseg 0.1 moved aside (the wrong size); never used or removed "
+           "(README: walseg ls, *.broken)";
   const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
   if (!control) return describe_without_control(info, st, cfg);
   if (info.kind == WalFileKind::kTempFile) return "temp leftover (removed when a writer opens the directory)";
   if (info.kind != WalFileKind::kSegmentFile) return S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
-  if (!S_ISREG(st.st_mode)) return "not walseg's: not a regular file (left alone)";
+  if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's: {}, not a regular file (left alone)", file_type(st));
   bool ready = false;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (auto why = foreign_reason(dir, name, size, *control, &ready)) return "not walseg's: " + *why + " (left alone)";
@@ -95,16 +127,27 @@ void run_ls(const LsArgs& a) {
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   check_segment_size(cfg.segment_size_bytes);
   Directory dir = Directory::open(a.dir);
-  const std::optional<WalControl> control = read_control(dir);
-  if (control) fmt::print("{}: {}\n", kControlFileName, describe(*control));
-  else fmt::print("{}: none (not a walseg WAL directory, or its control file was lost)\n", kControlFileName);
+  // A damaged control file is reported and the files still listed: ls is how one looks.
+  std::optional<WalControl> control;
+  bool damaged = false;
+  try {
+    control = read_control(dir);
+    if (control) fmt::print("{}: {}\n", kControlFileName, describe(*control));
+    else fmt::print("{}: none (not a walseg WAL directory, or its control file was lost)\n", kControlFileName);
+  } catch (const Error& e) {
+    fmt::print("{}: cannot be used: {}\n", kControlFileName, e.what());
+    exit_status() = 1;
+    damaged = true;
+  }
   fmt::print("{:<42} {:>12} {:>12}  {}\n", "name", "size", "allocated", "what");
   for (const auto& e : dir.list()) {
     struct stat st{};
     if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
       throw file_error(errno, "stat", dir.path_of(e.name));
     fmt::print("{:<42} {:>12} {:>12}  {}\n", printable(e.name), st.st_size,
-               static_cast<std::uint64_t>(st.st_blocks) * 512, describe_entry(dir, e.name, st, control, cfg));
+               static_cast<std::uint64_t>(st.st_blocks) * 512,
+               damaged && e.name == kControlFileName ? "walseg's control file, damaged (see above)"
+                                                     : describe_entry(dir, e.name, st, control, cfg));
   }
 }
 

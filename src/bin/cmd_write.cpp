@@ -2,6 +2,7 @@
 // printing commits/s and commit latency; --ack-log records each acknowledgement (clients.h).
 
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/wal.h"
+#include "walseg/wal_format.h"
 
 namespace walseg::tool {
 namespace {
@@ -25,9 +27,20 @@ struct WriteArgs {
   SettingsOptions settings;
 };
 
+// The clients' payload buffers together (one record each): bounded, so that a size typed
+// wrong is a usage error, not an allocation failure after the directory was opened.
+// --record-size 0 is a record without data (pg_waldump_tool_test.sh writes them).
+constexpr std::uint64_t kMaxPayloadBuffersBytes = std::uint64_t{4} << 30;
+
 void run_write(const WriteArgs& a) {
+  const std::uint64_t size = parse_size_option("--record-size", a.record_size, 0, kMaxRecordPayloadBytes);
+  if (size * static_cast<std::uint64_t>(a.clients) > kMaxPayloadBuffersBytes)
+    throw std::invalid_argument(fmt::format("--record-size {} with --clients {} needs {} bytes of record buffers, "
+                                            "more than the {} walseg write allows: use fewer clients or "
+                                            "smaller records",
+                                            a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
+                                            format_size(kMaxPayloadBuffersBytes)));
   Config cfg = load_config(a.settings);
-  std::uint64_t size = parse_size_option("--record-size", a.record_size);
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;

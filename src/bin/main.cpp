@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <stdexcept>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -36,6 +38,15 @@ int main(int argc, char** argv) {
   auto& list = commands();
   std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
   for (auto& c : list) c.setup(app);
+  // CLI11 would take an unknown word for a missing subcommand ("A subcommand is required").
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(list.begin(), list.end(), [&](const Command& c) { return c.name == argv[1]; })) {
+    std::string names;
+    for (const auto& c : list) names += (names.empty() ? "" : ", ") + c.name;
+    std::fprintf(stderr, "walseg: unknown command %s; commands are: %s (walseg --help for more)\n", argv[1],
+                 names.c_str());
+    return kUsageError;
+  }
   try {
     walseg::failpoint::arm_from_environment();
     app.parse(argc, argv);
@@ -49,6 +60,9 @@ int main(int argc, char** argv) {
     // usage errors. The library never throws this type (its errors are walseg::Error).
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return kUsageError;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "walseg: out of memory\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return 1;

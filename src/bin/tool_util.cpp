@@ -24,7 +24,8 @@ bool has_leading_zero(const std::string& text) {
 
 }  // namespace
 
-std::uint64_t parse_size_option(const std::string& option, const std::string& text) {
+std::uint64_t parse_size_option(const std::string& option, const std::string& text, std::uint64_t min_bytes,
+                                std::uint64_t max_bytes) {
   // The settings parser reads "010" as octal 8, as PostgreSQL does; every integer option of
   // the tool refuses a leading zero instead (number_options.h), and so does a size.
   if (has_leading_zero(text)) {
@@ -41,7 +42,12 @@ std::uint64_t parse_size_option(const std::string& option, const std::string& te
                                             p.hint.empty() ? "" : ". ", p.hint));
   if (*p.value < 0)
     throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\": a size is not negative", option, text));
-  return static_cast<std::uint64_t>(*p.value);
+  const auto bytes = static_cast<std::uint64_t>(*p.value);
+  if (bytes < min_bytes || bytes > max_bytes)
+    throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\" is {} bytes, out of range: valid sizes are "
+                                            "{} .. {} bytes",
+                                            option, text, bytes, min_bytes, max_bytes));
+  return bytes;
 }
 
 std::uint64_t parse_segment_size_option(const std::string& option, const std::string& text) {

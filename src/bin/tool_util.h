@@ -16,9 +16,12 @@ namespace walseg::tool {
 /// fractions rounded to whole bytes). The rule for every size option of the tool: a number
 /// without a unit is bytes, whatever the base unit of a setting of the same name
 /// (`--segment-size 2048` is 2048 bytes, `-c walseg.segment_size=2048` is 2048 kB). A leading
-/// zero ("010") and negative values are refused. Returns bytes; throws std::invalid_argument
-/// naming the option and the reason (a usage error: exit status 2).
-std::uint64_t parse_size_option(const std::string& option, const std::string& text);
+/// zero ("010"), nan, negative values and values outside [min_bytes, max_bytes] are refused,
+/// before the caller allocates or creates anything by the size. Returns bytes; throws
+/// std::invalid_argument naming the option, the reason and the valid range (a usage error:
+/// exit status 2).
+std::uint64_t parse_size_option(const std::string& option, const std::string& text, std::uint64_t min_bytes = 0,
+                                std::uint64_t max_bytes = UINT64_MAX);
 
 /// parse_size_option for a segment size: also a power of two from 1MB to 1GB, else
 /// std::invalid_argument naming the option, the bytes read and the unit rule.

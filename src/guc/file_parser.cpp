@@ -147,7 +147,8 @@ void Parser::parse_file(const std::string& path, const ConfigItem* at, int depth
   }
   if (text.err != 0)
     return include_error(at, fmt::format("could not open configuration file \"{}\": {}",
-                                         detail::printable(path), errno_text(text.err)));
+                                         detail::printable(path),
+                                         text.why.empty() ? errno_text(text.err) : text.why));
   if (auto chain = cycle(text.identity, path))
     return include_error(at, fmt::format("could not open configuration file \"{}\": include "
                                          "cycle {}",

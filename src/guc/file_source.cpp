@@ -43,6 +43,9 @@ ConfigSource::Text DiskSource::read(const std::string& path) {
     }
     if (!S_ISREG(st.st_mode)) {  // a FIFO, socket or device is not a configuration file
       out.err = EINVAL;
+      out.why = fmt::format("it is {}, not a regular file", S_ISFIFO(st.st_mode)    ? "a FIFO"
+                                                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                                                  : "a device");
       return out;
     }
     out.identity = file_identity(st);

@@ -51,7 +51,9 @@ File open_lock_file(const Directory& dir, int flags) {
                      fmt::format("could not use lock file \"{}\": it is {}, and walseg writes its lock file; "
                                  "move it away",
                                  path, S_ISREG(st.st_mode) ? "a file with other names (hard links)"
-                                                           : "not a regular file"));
+                                       : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+                                       : S_ISDIR(st.st_mode)  ? "a directory, not a regular file"
+                                                              : "not a regular file"));
   return f;
 }
 
@@ -105,14 +107,17 @@ void lock_or_throw(int fd, int op, const Directory& dir, const std::string& path
 // Made with O_EXCL when missing, so that a lock file this process made is known to be its own
 // (made_files.h: walseg bench removes only files it made); opened as it is when it exists. A
 // file removed between the two opens is made again.
-File open_or_make_lock_file(const Directory& dir) {
+File open_or_make_lock_file(const Directory& dir, bool* made) {
   for (int tries = 0;; ++tries) {
     try {
-      return open_lock_file(dir, O_RDWR | O_CREAT | O_EXCL);
+      File f = open_lock_file(dir, O_RDWR | O_CREAT | O_EXCL);
+      *made = true;
+      return f;
     } catch (const Error& e) {
       if (e.errnum() != EEXIST) throw;
     }
     try {
+      *made = false;
       return open_lock_file(dir, O_RDWR);
     } catch (const Error& e) {
       if (e.errnum() != ENOENT || tries >= 8) throw;
@@ -128,7 +133,7 @@ DirLock DirLock::acquire(Directory& dir) {
   // refused opener creates and writes nothing.
   lock.dir_fd_ = open_dir_for_lock(dir);
   lock_or_throw(lock.dir_fd_.fd(), LOCK_EX, dir, dir.path());
-  File f = open_or_make_lock_file(dir);
+  File f = open_or_make_lock_file(dir, &lock.made_);
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
@@ -143,6 +148,19 @@ DirLock DirLock::acquire(Directory& dir) {
   f.pwrite_all(pid.data(), pid.size(), 0);
   lock.file_ = std::move(f);
   return lock;
+}
+
+// Under the directory's flock, which this lock still holds: no other walseg opener can have
+// taken the lock file in between, so the file under the name is the one this open made.
+void DirLock::remove_if_made(Directory& dir) noexcept {
+  if (!made_ || !file_.is_open()) return;
+  try {
+    dir.unlink(kLockFileName, true);
+  } catch (const std::exception& e) {
+    log(LogLevel::kLog, fmt::format("could not remove the lock file this open made: {}", e.what()));
+  }
+  file_ = File();
+  made_ = false;
 }
 
 DirLock DirLock::acquire_shared(const Directory& dir) {

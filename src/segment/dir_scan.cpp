@@ -43,6 +43,16 @@ std::string describe_first_bytes(const std::array<std::byte, kReadyStampBytes>& 
                      h.segment_size_bytes, h.block_size_bytes, c.segment_size_bytes, c.block_size_bytes);
 }
 
+// "it is a FIFO, not a regular file": what a DBA finds with ls -l.
+std::string not_regular(const struct stat& st) {
+  const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISLNK(st.st_mode) ? "a symbolic link"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a device";
+  return fmt::format("it is {}, not a regular file", what);
+}
+
 bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c, bool* ready) {
   const PageHeader h = decode_page_header(b.data());
   const bool stamped = h.magic == kReadySegmentMagic && decode_ready_stamp(b.data()).has_value();
@@ -65,7 +75,7 @@ struct Scanner {
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
-    if (!S_ISREG(st.st_mode)) return foreign(name, sn, "it is not a regular file");
+    if (!S_ISREG(st.st_mode)) return foreign(name, sn, not_regular(st));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     bool ready = false;
     if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
@@ -138,7 +148,7 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
 
 std::optional<std::string> foreign_reason(File& f, const WalControl& control, bool* ready) {
   const struct stat st = f.stat();
-  if (!S_ISREG(st.st_mode)) return "it is not a regular file";
+  if (!S_ISREG(st.st_mode)) return not_regular(st);
   if (st.st_nlink != 1)
     return fmt::format("it has {} names (hard links), and walseg's writes into it would change the file "
                        "under the other names too",

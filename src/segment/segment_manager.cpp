@@ -55,46 +55,39 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
       background_(opts.background),
       dir_(Directory::open(dir, true)),
       lock_(DirLock::acquire(dir_)) {
+  try {
+    open(opts);
+  } catch (...) {
+    stop_preallocator();
+    // A refused open leaves the directory as it found it, without a lock file it had not.
+    lock_.remove_if_made(dir_);
+    throw;
+  }
+}
+
+void SegmentManager::open(const Options& opts) {
   check_segment_size(cfg_.segment_size_bytes);
-  // The control file first: everything after it may write into the directory (auto's probe
-  // among them), and nothing may be written into a directory whose WAL the settings
-  // contradict. start() settles its append-mode flag once auto has chosen.
-  open_control(opts.timeline);
+  // Every refusal before the first change: the control file is read (a new one is kept in
+  // memory), the directory classified, the caller's checks run; only then is anything
+  // written or removed. Nothing is written into a directory whose WAL the settings
+  // contradict (auto's probe comes after the control file's checks).
+  const bool new_wal = open_control(opts);
   book_ = SegmentBook(control_.timeline);
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), control_created_);
+  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal);
   check_scan();
+  if (opts.before_changes) opts.before_changes(*this);
+  if (new_wal) write_new_control();
+  remove_leftover_temps(dir_, scan_);
+  clean_up_scan();
   advise_for_filesystem(dir_, cfg_);
   fill_books();
-  if (opts.start) start();
-}
-
-SegmentManager::~SegmentManager() { stop_preallocator(); }
-
-void SegmentManager::start() {
-  if (started_) return;
-  remove_leftover_temps(dir_, scan_);
-  remove_unwritten_short_segments();
-  if (control_.append_mode != append_mode(cfg_.init_method)) {
-    std::lock_guard lk(control_mu_);
-    WalControl next = control_;
-    next.append_mode = append_mode(cfg_.init_method);
-    update_control_locked(next);
-  }
-  started_ = true;
   if (background_) start_preallocator();
 }
 
-// Until start() the directory is only looked at: what the segment book would hand out may
-// still be refused by the caller (recovery), and a segment made meanwhile could fill a hole
-// in the WAL that made it refuse.
-void SegmentManager::require_started() const {
-  if (!started_)
-    throw make_error(EINVAL, "use WAL directory", dir_.path(),
-                     fmt::format("segment manager of \"{}\" used before start()", dir_.path()));
-}
+SegmentManager::~SegmentManager() { stop_preallocator(); }
 
 void SegmentManager::start_preallocator() {
   stop_ = false;
@@ -142,7 +135,6 @@ void SegmentManager::record_created_locked(const Job& job, const CreateReport& r
 
 ReadySegment SegmentManager::next_segment(SegNo segno) {
   auto t0 = Clock::now();
-  require_started();
   std::unique_lock lk(mu_);
   throw_stored_error_locked();
   observe_position_locked(segno);
@@ -195,7 +187,6 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
 }
 
 CreateReport SegmentManager::create_now(TimeLineId tli, SegNo segno) {
-  require_started();
   Job job{tli, segno};
   {
     std::lock_guard lk(mu_);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "walseg/log.h"
 #include "walseg/segment_manager.h"
@@ -15,30 +16,6 @@
 namespace walseg {
 namespace {
 
-std::string size_text(std::uint64_t bytes) {
-  if (bytes % kMiB == 0) return fmt::format("{}MB", bytes / kMiB);
-  if (bytes % 1024 == 0) return fmt::format("{}kB", bytes / 1024);
-  return fmt::format("{}B", bytes);
-}
-
-[[noreturn]] void refuse(const Directory& dir, const std::string& why) {
-  throw make_error(EINVAL, "open WAL directory", dir.path(),
-                   fmt::format("cannot use WAL directory \"{}\": {}", dir.path(), why));
-}
-
-// A directory that already holds segment-named files but no control file holds a WAL walseg
-// cannot place (another program's, or one whose control file was lost): starting a fresh WAL
-// there would write over it.
-void refuse_segments_without_control(const Directory& dir) {
-  for (const auto& e : dir.list()) {
-    if (!parse_segment_file_name(e.name, kMinSegmentSizeBytes)) continue;
-    refuse(dir, fmt::format("it holds segment files (\"{}\" among them) but no {}, so walseg cannot tell "
-                            "which WAL they belong to or where it starts, and will not write over them. "
-                            "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
-                            "otherwise use an empty directory",
-                            e.name, kControlFileName, kControlFileName));
-  }
-}
 
 // The WAL directory's name is an entry of its parent, and the parent's of its own parent:
 // made by the user (mkdir -p) or by an earlier run killed before it synced them, any of them
@@ -70,6 +47,31 @@ void make_path_durable(const Directory& dir) {
   }
 }
 
+std::string size_text(std::uint64_t bytes) {
+  if (bytes % kMiB == 0) return fmt::format("{}MB", bytes / kMiB);
+  if (bytes % 1024 == 0) return fmt::format("{}kB", bytes / 1024);
+  return fmt::format("{}B", bytes);
+}
+
+[[noreturn]] void refuse(const Directory& dir, const std::string& why) {
+  throw make_error(EINVAL, "open WAL directory", dir.path(),
+                   fmt::format("cannot use WAL directory \"{}\": {}", dir.path(), why));
+}
+
+// A directory that already holds segment-named files but no control file holds a WAL walseg
+// cannot place (another program's, or one whose control file was lost): starting a fresh WAL
+// there would write over it.
+void refuse_segments_without_control(const Directory& dir) {
+  for (const auto& e : dir.list()) {
+    if (!parse_segment_file_name(e.name, kMinSegmentSizeBytes)) continue;
+    refuse(dir, fmt::format("it holds segment files (\"{}\" among them) but no {}, so walseg cannot tell "
+                            "which WAL they belong to or where it starts, and will not write over them. "
+                            "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
+                            "otherwise use an empty directory",
+                            e.name, kControlFileName, kControlFileName));
+  }
+}
+
 void check_control(const Directory& dir, const WalControl& c, const Config& cfg,
                    std::optional<TimeLineId> timeline) {
   if (c.segment_size_bytes != cfg.segment_size_bytes)
@@ -89,61 +91,98 @@ void check_control(const Directory& dir, const WalControl& c, const Config& cfg,
 
 }  // namespace
 
-void SegmentManager::open_control(std::optional<TimeLineId> timeline) {
+bool SegmentManager::open_control(const Options& opts) {
   if (std::optional<WalControl> found = read_control(dir_)) {
-    check_control(dir_, *found, cfg_, timeline);
+    check_control(dir_, *found, cfg_, opts.timeline);
     control_ = *found;
-    return;
+    return false;
   }
   refuse_segments_without_control(dir_);
   WalControl c;
   c.system_id = new_system_id();
   c.segment_size_bytes = static_cast<std::uint32_t>(cfg_.segment_size_bytes);
   c.block_size_bytes = cfg_.block_size_bytes;
-  c.timeline = timeline.value_or(1);
+  c.timeline = opts.timeline.value_or(opts.new_timeline);
   c.append_mode = append_mode(cfg_.init_method);
   // PostgreSQL's first segment is 1 (initdb); walseg's writer starts a fresh WAL there too.
   c.oldest_lsn = lsn_of_segment(1, 0, cfg_.segment_size_bytes);
+  control_ = c;
+  return true;
+}
+
+void SegmentManager::write_new_control() {
   // The path first: a directory with a control file is one whose name is durable, and a
   // crash before the control file leaves none, so the next opening makes the path durable.
   make_path_durable(dir_);
-  write_control(dir_, c);
-  control_ = c;
-  control_created_ = true;
-  log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(c)));
+  write_control(dir_, control_);
+  log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(control_)));
 }
 
-// Called after the scan, before anything is made: what the writer may need must be walseg's.
+// Called after the scan, before anything is made or removed: what the writer may need must
+// be walseg's. Every file in the way is named at once, so that one run says what to move.
 void SegmentManager::check_scan() {
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
-  for (const ForeignFile& f : scan_.foreign)
-    if (f.segment && needed(*f.segment))
-      refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
-                               "make it: {}. walseg never uses, replaces, moves or removes a file it did not "
-                               "make: move it out of the directory",
-                               dir_.path_of(f.name), f.why));
-  // A short segment that only carries its ready stamp (made by an append-mode method, never
-  // written) holds nothing: start() removes it. Any other short one the WAL needs is WAL.
+  std::vector<std::string> theirs;
+  const ForeignFile* first = nullptr;
+  bool other_system = false;
+  for (const ForeignFile& f : scan_.foreign) {
+    if (!f.segment || !needed(*f.segment)) continue;
+    if (!first) first = &f;
+    theirs.push_back(fmt::format("\"{}\": {}", dir_.path_of(f.name), f.why));
+    // dir_scan's words for walseg's own page or stamp of another system identifier.
+    other_system |= f.why.find("another system") != std::string::npos ||
+                    f.why.find("another WAL") != std::string::npos;
+  }
+  // Segments of another system may be this directory's own, and walseg.control the stranger.
+  const std::string control_advice =
+      other_system ? fmt::format(". If they are this directory's own WAL, its {} is another WAL's (system identifier "
+                                 "{}): put this directory's own {} back (from a backup) instead",
+                                 kControlFileName, control_.system_id, kControlFileName)
+                   : "";
+  if (theirs.size() == 1)
+    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
+                             "make it: {}. walseg never uses, replaces, moves or removes a file it did not make: "
+                             "move it out of the directory{}",
+                             dir_.path_of(first->name), first->why, control_advice));
+  if (!theirs.empty())
+    refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
+                             "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
+                             "move them out of the directory{}",
+                             theirs.size(), fmt::join(theirs, "; "), control_advice));
+  // A short segment holding WAL: in an append-mode WAL it is one to go on with in append
+  // mode. Otherwise it was cut (a partial copy or restore, case C33): switching to an
+  // append-mode method would write after the cut as if nothing were missing.
+  std::vector<std::string> appended, cut;
   for (const ScannedSegment& s : scan_.short_segments) {
     if (s.ready || !needed(s.name)) continue;
     const std::string path = dir_.path_of(segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes));
-    // The control file knows whether this WAL grows its segments. If it does not, a short one
-    // was cut (a partial copy or restore, case C33): switching to an append-mode method would
-    // write after the cut as if nothing were missing.
-    if (control_.append_mode)
-      refuse(dir_, fmt::format("file \"{}\" holds WAL written in append mode ({} of {} bytes); set "
-                               "walseg.init_method = none (or fallocate_keep_size) to go on writing it",
-                               path, s.size_bytes, cfg_.segment_size_bytes));
-    refuse(dir_, fmt::format("file \"{}\" is {} bytes, not {}: this WAL's segments are full size, so the file was "
-                             "truncated or only partly copied. walseg will not write into or after it: restore "
-                             "the complete file, or copy the directory away for investigation",
-                             path, s.size_bytes, cfg_.segment_size_bytes));
+    (control_.append_mode ? appended : cut)
+        .push_back(fmt::format("\"{}\" ({} of {} bytes)", path, s.size_bytes, cfg_.segment_size_bytes));
   }
+  if (cut.size() == 1)
+    refuse(dir_, fmt::format("file {}: this WAL's segments are full size, so the file was truncated or only partly "
+                             "copied. walseg will not write into or after it: restore the complete file, or copy "
+                             "the directory away for investigation",
+                             cut[0]));
+  if (!cut.empty())
+    refuse(dir_, fmt::format("{} {}: this WAL's segments are full size, so {} truncated or only partly copied. "
+                             "walseg will not write into or after {}: restore the complete {}, or copy the "
+                             "directory away for investigation",
+                             cut.size() == 1 ? "file" : "files", fmt::join(cut, ", "),
+                             cut.size() == 1 ? "the file was" : "they were", cut.size() == 1 ? "it" : "them",
+                             cut.size() == 1 ? "file" : "files"));
+  if (!appended.empty())
+    refuse(dir_, fmt::format("{} WAL written in append mode: {}; set walseg.init_method = none (or "
+                             "fallocate_keep_size) to go on writing it",
+                             appended.size() == 1 ? "file holds" : "files hold", fmt::join(appended, ", ")));
 }
 
-// In full-size mode a segment made for appends and never written is made again when needed.
-void SegmentManager::remove_unwritten_short_segments() {
+// The changes the checks allowed, after the caller's own refusals.
+void SegmentManager::clean_up_scan() {
+  const bool appending = append_mode(cfg_.init_method);
+  // A short segment that only carries its ready stamp (made by an append-mode method, never
+  // written) holds nothing: in full-size mode it is removed and made again when needed.
   bool removed = false;
   std::erase_if(scan_.short_segments, [&](const ScannedSegment& s) {
     if (!s.ready) return false;
@@ -156,15 +195,19 @@ void SegmentManager::remove_unwritten_short_segments() {
     return true;
   });
   if (removed) dir_.fsync();
+  if (control_.append_mode != appending) {
+    WalControl next = control_;
+    next.append_mode = appending;
+    std::lock_guard lk(control_mu_);
+    update_control_locked(next);
+  }
 }
 
 void SegmentManager::fill_books() {
   auto add = [&](const ScannedSegment& s) { book_.add(s.name); };
   for (const ScannedSegment& s : scan_.segments) add(s);
-  // Short ones that hold WAL are below the oldest needed segment (check_scan): retire removes
-  // them. Unwritten ones are start()'s to remove, never handed out.
-  for (const ScannedSegment& s : scan_.short_segments)
-    if (!s.ready) add(s);
+  // Short ones left after check_scan are below the oldest needed segment: retire removes them.
+  for (const ScannedSegment& s : scan_.short_segments) add(s);
   // Until the writer says where it is, the WAL's oldest segment is the next it needs, so
   // segments from there on count as ahead of it.
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;

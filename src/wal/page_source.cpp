@@ -37,27 +37,28 @@ void PageSource::invalidate() {
   file_ = File();
 }
 
-bool PageSource::open_segment(SegNo segno) {
-  if (open_segno_ == segno && file_.is_open()) return true;
+std::optional<std::string> PageSource::open_segment(SegNo segno) {
+  if (open_segno_ == segno && file_.is_open()) return std::nullopt;
+  const std::string name = segment_file_name(g_.timeline, segno, g_.segment_size_bytes);
   file_ = File();
   open_segno_ = segno;
   checked_segno_.reset();
   // Through the open directory (a directory renamed meanwhile is still the one read), never
   // through a link, and without waiting on a FIFO: only a regular file can be a segment.
   try {
-    file_ = File::open_at(dir_, segment_file_name(g_.timeline, segno, g_.segment_size_bytes),
-                          O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    file_ = File::open_at(dir_, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (const Error& e) {
     // A missing file is the end of the WAL, not an error; so is a symbolic link (ELOOP) in its
     // place, which is not a segment; anything else is an I/O failure.
-    if (e.errnum() == ENOENT || e.errnum() == ELOOP) return false;
+    if (e.errnum() == ENOENT) return fmt::format("WAL segment {} does not exist", name);
+    if (e.errnum() == ELOOP) return fmt::format("WAL segment {} is a symbolic link, not a regular file", name);
     throw;
   }
   if (!S_ISREG(file_.stat().st_mode)) {
     file_ = File();
-    return false;
+    return fmt::format("WAL segment {} is not a regular file", name);
   }
-  return true;
+  return std::nullopt;
 }
 
 void PageSource::read_bytes(std::uint64_t offset, std::byte* out, std::size_t n) {
@@ -123,10 +124,7 @@ PageResult PageSource::read(Lsn page_lsn) {
   if (cached_page_ == page_lsn) return result(PageStatus::kOk, page_lsn, {});
   const SegNo segno = segno_of_lsn(page_lsn, g_.segment_size_bytes);
   const std::uint64_t off = file_offset(page_lsn);
-  if (!open_segment(segno))
-    return result(PageStatus::kMissingSegment, page_lsn,
-                  fmt::format("WAL segment {} does not exist",
-                              segment_file_name(g_.timeline, segno, g_.segment_size_bytes)));
+  if (auto missing = open_segment(segno)) return result(PageStatus::kMissingSegment, page_lsn, *missing);
   if (off != 0 && checked_segno_ != segno) {
     std::byte first[kLongPageHeaderBytes];
     read_bytes(0, first, sizeof first);
@@ -149,8 +147,7 @@ PageResult PageSource::read(Lsn page_lsn) {
 
 PageResult PageSource::probe(Lsn page_lsn) {
   const SegNo segno = segno_of_lsn(page_lsn, g_.segment_size_bytes);
-  if (!open_segment(segno))
-    return result(PageStatus::kMissingSegment, page_lsn, "WAL segment does not exist");
+  if (auto missing = open_segment(segno)) return result(PageStatus::kMissingSegment, page_lsn, *missing);
   std::byte hdr[kLongPageHeaderBytes];
   read_bytes(file_offset(page_lsn), hdr, sizeof hdr);
   return validate(page_lsn, hdr, false);

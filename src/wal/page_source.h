@@ -2,7 +2,8 @@
 // validates each page header, classifying every page that cannot be used.
 //
 // Classification (the reader turns it into "end of WAL" or "corruption", wal_reader.h):
-//   kMissingSegment  the segment file does not exist;
+//   kMissingSegment  no segment file to read: none by that name, or a symbolic link or
+//                    anything else that is not a regular file in its place (the reason says which);
 //   kZero            the header bytes are all zeros (never written; a file shorter than the
 //                    page reads as zeros too, for files that grow by appends);
 //   kStale           a well-formed header whose xlp_pageaddr is below the page's LSN: the page
@@ -72,8 +73,8 @@ class PageSource {
   std::uint64_t file_offset(Lsn lsn) const { return lsn % g_.segment_size_bytes; }
 
  private:
-  // Opens segment segno (cached); false when the file does not exist.
-  bool open_segment(SegNo segno);
+  // Opens segment segno (cached); nullopt when open, else why there is no segment file to read.
+  std::optional<std::string> open_segment(SegNo segno);
   // Reads n bytes at the segment offset into out, zero-filling past the end of the file.
   void read_bytes(std::uint64_t offset, std::byte* out, std::size_t n);
   // Checks the header at hdr (kLongPageHeaderBytes readable); adopt: learn the system id.

@@ -1,6 +1,9 @@
 // Wal::open (include/walseg/wal.h).
 #include "walseg/wal.h"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "existing_wal.h"
@@ -16,29 +19,30 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
   mo.config = config;
   mo.timeline = timeline;
   // The manager refuses a directory whose WAL the settings contradict, or whose files it did
-  // not make, before anything is written there; it changes the directory only at start().
-  mo.start = false;
+  // not make, before anything is written there; recovery's refusal comes before that too.
+  mo.before_changes = [&w, &dir](SegmentManager& m) {
+    const WalControl c = m.control();
+    failpoint::hit("wal.before_recovery");
+    // Through the locked directory's descriptor: the directory at that path now may be another.
+    w->recovery_ = find_end_of_wal(m.directory(), reader_options_for(c));
+    // The reader starts at the control file's oldest LSN, so the end it finds is never below
+    // it: even with every record start retired (truncate_before at the end of the WAL) or no
+    // segment left there, the writer continues at or after LSNs it already handed out.
+    // Acknowledged records are missing or unreadable before the durable point: writing after
+    // the last valid record would overwrite whatever of them is still there.
+    if (w->recovery_.corruption)
+      throw make_error(ENOTRECOVERABLE, "open WAL", dir,
+                       fmt::format("cannot write to the WAL in \"{}\", and walseg will not write over what follows "
+                                   "the damage: {}",
+                                   dir, describe_corruption(w->recovery_, c.durable_lsn)));
+    // An epoch at its limit is refused here too, before the open changes anything (next_epoch
+    // throws without writing then).
+    if (std::max(c.epoch, w->recovery_.last_xid) == std::numeric_limits<std::uint32_t>::max())
+      m.next_epoch(w->recovery_.last_xid);
+  };
   w->manager_ = std::make_unique<SegmentManager>(dir, mo);
   const WalControl control = w->manager_->control();
   w->system_id_ = control.system_id;
-  failpoint::hit("wal.before_recovery");
-  // Through the locked directory's descriptor: the directory at that path now may be another.
-  w->recovery_ = find_end_of_wal(w->manager_->directory(), reader_options_for(control));
-  // The reader starts at the control file's oldest LSN, so the end it finds is never below
-  // it: even with every record start retired (truncate_before at the end of the WAL) or no
-  // segment left there, the writer continues at or after LSNs it already handed out.
-  // Acknowledged records are missing or unreadable before the durable point: writing after
-  // the last valid record would overwrite whatever of them is still there.
-  if (w->recovery_.corruption)
-    throw make_error(ENOTRECOVERABLE, "open WAL", dir,
-                     fmt::format("cannot write to the WAL in \"{}\": records before its durable point {} cannot "
-                                 "be read ({}). walseg will not write over what follows them: copy the directory "
-                                 "away for investigation, or restore it from a backup",
-                                 dir, format_lsn(control.durable_lsn), w->recovery_.stop_reason));
-  // Accepted: only now may segments be removed or made. A preallocator started before the
-  // check above could have filled the very hole that made it refuse (a missing segment),
-  // and the next opening would have gone on writing over the acknowledged records after it.
-  w->manager_->start();
   WalWriterOptions wo;
   wo.system_id = control.system_id;
   wo.epoch = w->manager_->next_epoch(w->recovery_.last_xid);

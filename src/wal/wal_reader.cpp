@@ -81,7 +81,8 @@ struct WalReader::Impl {
   std::uint64_t seg() const { return pages.geometry().segment_size_bytes; }
   Lsn skip_continuation(Lsn page);
   std::string later_wal(const ReadFailure& f);
-  std::string wal_after_missing_segment(const ReadFailure& f);
+  std::optional<SegNo> wal_after_missing_segment(const ReadFailure& f);
+  std::optional<SegNo> last_segment_with_wal();
   void stop_at(const ReadFailure& f);
   bool from_earlier_life(const DecodedRecord& d);
 
@@ -138,16 +139,21 @@ std::string WalReader::Impl::later_wal(const ReadFailure& f) {
 // below the WAL's start are ever removed, so no power cut leaves a missing segment with WAL
 // after it: a later segment whose first page is this WAL's own proves that one was lost
 // (removed or moved by hand), however far ahead it lies.
-std::string WalReader::Impl::wal_after_missing_segment(const ReadFailure& f) {
-  const SegNo missing = segno_of_lsn(f.detected_page, seg());
-  for (const auto& e : pages.directory().list()) {
-    const auto name = parse_segment_file_name(e.name, seg());
-    if (!e.is_regular || !name || name->timeline != pages.geometry().timeline || name->segno <= missing) continue;
-    if (pages.probe(lsn_of_segment(name->segno, 0, seg())).ok())
-      return fmt::format("segment \"{}\" is missing, but segment \"{}\" after it holds WAL of this system",
-                         segment_file_name(name->timeline, missing, seg()), e.name);
+std::optional<SegNo> WalReader::Impl::wal_after_missing_segment(const ReadFailure& f) {
+  const std::optional<SegNo> last = last_segment_with_wal();
+  if (!last || *last <= segno_of_lsn(f.detected_page, seg())) return std::nullopt;
+  return last;
+}
+
+std::optional<SegNo> WalReader::Impl::last_segment_with_wal() {
+  const auto entries = pages.directory().list();
+  // Names sort like (timeline, segment number): the first one that holds WAL from the end is it.
+  for (auto e = entries.rbegin(); e != entries.rend(); ++e) {
+    const auto name = parse_segment_file_name(e->name, seg());
+    if (!e->is_regular || !name || name->timeline != pages.geometry().timeline) continue;
+    if (pages.probe(lsn_of_segment(name->segno, 0, seg())).ok()) return name->segno;
   }
-  return {};
+  return std::nullopt;
 }
 
 void WalReader::Impl::stop_at(const ReadFailure& f) {
@@ -166,9 +172,14 @@ void WalReader::Impl::stop_at(const ReadFailure& f) {
   // Without one, the look-ahead decides (and may take a torn write for damage).
   stop.corruption = durable_lsn ? pos < *durable_lsn : !stop.evidence.empty();
   if (f.page_status == PageStatus::kMissingSegment) {
-    if (std::string gap = wal_after_missing_segment(f); !gap.empty()) {
+    if (const std::optional<SegNo> later = wal_after_missing_segment(f)) {
+      const TimeLineId tli = pages.geometry().timeline;
+      const std::string later_name = segment_file_name(tli, *later, seg());
       stop.corruption = true;
-      stop.evidence = gap;
+      stop.evidence = fmt::format("segment \"{}\" is missing, but segment \"{}\" after it holds WAL of this system",
+                                  segment_file_name(tli, segno_of_lsn(f.detected_page, seg()), seg()), later_name);
+      stop.gap = fmt::format("{} (file \"{}\"), but segment \"{}\" after it holds WAL of this system", f.reason,
+                             f.path, later_name);
     }
   }
   if (stop.corruption && stop.evidence.empty())
@@ -309,6 +320,7 @@ bool WalReader::next(WalRecord* record) {
 }
 
 const WalStop& WalReader::stop() const { return impl_->stop; }
+std::optional<SegNo> WalReader::last_segment_with_wal() { return impl_->last_segment_with_wal(); }
 std::uint64_t WalReader::segment_size_bytes() const { return impl_->seg(); }
 std::uint32_t WalReader::block_size_bytes() const { return impl_->blk(); }
 TimeLineId WalReader::timeline() const { return impl_->pages.geometry().timeline; }
@@ -354,7 +366,18 @@ RecoveryResult find_end_of_wal(const Directory& dir, const WalReaderOptions& opt
   result.stop_reason = describe(stop);
   result.corruption = stop.corruption;
   result.stop_page = stop.detected_page;
+  result.gap = stop.gap;
   return result;
+}
+
+std::string describe_corruption(const RecoveryResult& r, Lsn durable_lsn) {
+  if (!r.gap.empty())
+    return fmt::format("{}. Put that segment file back into the directory (from where it was moved, or from a "
+                       "backup)",
+                       r.gap);
+  return fmt::format("records before its durable point {} cannot be read ({}). Copy the directory away for "
+                     "investigation, or restore it from a backup",
+                     format_lsn(durable_lsn), r.stop_reason);
 }
 
 }  // namespace walseg

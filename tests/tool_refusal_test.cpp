@@ -1,0 +1,154 @@
+// How the `walseg` commands refuse, run as a user would run them (tool_test_util.h): a value
+// out of range is a usage error before anything is allocated or made; a refused command
+// leaves the directory as it found it (its leftovers, and no lock file it had not); every
+// file in the way is named in one run; the message names what is wrong and what to do.
+// Each case failed before its fix (break-it findings, second round).
+#define BOOST_TEST_MODULE tool_refusal
+#include <boost/test/unit_test.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void put_file(const std::string& path, std::size_t size) {
+  std::ofstream(path, std::ios::binary) << std::string(size, '\0');
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_refusal, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(RecordSizeOutOfRangeIsAUsageErrorBeforeAnythingIsMade) {
+  // 1TB was allocated per client: std::bad_alloc, exit 134, after the directory was made.
+  for (const char* v : {"1TB", "1020MB", "0x10000000000", "010", "nan", "-1", "1e30", "0x"}) {
+    const std::string wal = dir + "/wal";
+    auto r = run("write --dir '" + wal + "' --records 1 --record-size " + std::string(v) + k1MB);
+    BOOST_TEST(r.status == 2, v << ": " << r.err);
+    BOOST_TEST(contains(r.err, "--record-size"), r.err);
+    BOOST_TEST(!fs::exists(wal), v);
+  }
+  auto r = run("write --dir '" + dir + "/wal' --records 1 --record-size 512MB --clients 1024" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(!fs::exists(dir + "/wal"));
+}
+
+BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
+  auto r = run("create --dir '" + dir + "/wal' --method zero_write --start 0xFFFFFFFFFFFFFF --segment-size 1MB");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "goes past the last segment"), r.err);
+  BOOST_TEST(!fs::exists(dir + "/wal"));
+}
+
+BOOST_AUTO_TEST_CASE(ARefusedWriteRemovesNothingAndNoLockFileItMade) {
+  // Leftovers were removed first, and the lock file was left, then the foreign file refused.
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
+  fs::remove(wal + "/walseg.lock");
+  put_file(wal + "/xlogtemp.123", 4096);
+  fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
+  put_file(wal + "/000000010000000000000005", 1024 * 1024);
+  BOOST_REQUIRE(::mkfifo((wal + "/000000010000000000000006").c_str(), 0600) == 0);
+  const auto before = entries(wal);
+  for (const std::string& cmd : {"write --dir '" + wal + "' --records 1" + k1MB,
+                                "create --dir '" + wal + "' --method zero_write --start 9" + k1MB}) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status == 1, r.err);
+    BOOST_TEST((entries(wal) == before), cmd);
+    // Both files in the way, in one run.
+    BOOST_TEST(contains(r.err, "2 files have names of segments"), r.err);
+    BOOST_TEST(contains(r.err, wal + "/000000010000000000000005"), r.err);
+    BOOST_TEST(contains(r.err, wal + "/000000010000000000000006\": it is a FIFO, not a regular file"), r.err);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ARefusedCreateInANewDirectoryLeavesItEmpty) {
+  const std::string wal = dir + "/wal";
+  fs::create_directory(wal);
+  auto r = run("create --dir '" + wal + "' --method zero_write --start 0 --segment-size 1MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "use --start 1 or higher"), r.err);
+  BOOST_TEST(entries(wal).empty());
+}
+
+BOOST_AUTO_TEST_CASE(CreateInANewDirectoryStartsTheWalOnItsTimeline) {
+  const std::string wal = dir + "/wal";
+  auto c = run("create --dir '" + wal + "' --method zero_write --start 3 --timeline 5 --segment-size 1MB");
+  BOOST_TEST(c.status == 0, c.err);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'" + k1MB).out, "timeline 5,"));
+  BOOST_TEST(run("write --dir '" + wal + "' --records 1" + k1MB).status == 0);
+}
+
+BOOST_AUTO_TEST_CASE(AnotherSystemsControlFileIsSaidToBeThePossibleStranger) {
+  const std::string a = dir + "/a", b = dir + "/b";
+  BOOST_REQUIRE(run("write --dir '" + a + "' --records 10" + k1MB).status == 0);
+  BOOST_REQUIRE(run("write --dir '" + b + "' --records 10" + k1MB).status == 0);
+  fs::copy_file(b + "/walseg.control", a + "/walseg.control", fs::copy_options::overwrite_existing);
+  auto r = run("write --dir '" + a + "' --records 1" + k1MB);
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "its walseg.control is another WAL's"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(MessagesNameWhatIsWrong) {
+  auto n = run("nosuch");
+  BOOST_TEST(n.status == 2);
+  BOOST_TEST(contains(n.err, "unknown command nosuch; commands are: "), n.err);
+  BOOST_TEST(contains(n.err, "create"), n.err);
+  auto c = run("check-config -c bad");
+  BOOST_TEST(c.status == 1);
+  BOOST_TEST(contains(c.err, "-c bad"), c.err);
+  BOOST_TEST(!contains(c.err, "needs a settings file"), c.err);
+
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  auto d = run("dump --dir '" + wal + "' --start 0/0");
+  BOOST_TEST(d.status == 2, d.err);
+  BOOST_TEST(contains(d.err, "is before the start of the WAL"), d.err);
+  BOOST_TEST(!contains(d.out, "corruption"), d.out);
+
+  BOOST_REQUIRE(::mkfifo((dir + "/fifo.conf").c_str(), 0600) == 0);
+  auto f = run("recover --dir '" + wal + "' --config '" + dir + "/fifo.conf'");  // ctest's timeout catches a hang
+  BOOST_TEST(f.status == 1, f.out);
+  BOOST_TEST(contains(f.err, "it is a FIFO, not a regular file"), f.err);
+
+  fs::remove(wal + "/walseg.lock");
+  BOOST_REQUIRE(::mkfifo((wal + "/walseg.lock").c_str(), 0600) == 0);
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 1);
+  BOOST_TEST(contains(w.err, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"), w.err);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'" + k1MB).out, "is a FIFO; walseg cannot use it"));
+}
+
+BOOST_AUTO_TEST_CASE(LsLabelsWalsegsLeftoversAndListsADamagedDirectory) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
+  put_file(wal + "/000000010000000000000009.broken", 4096);
+  auto l = run("ls --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(contains(l.out, "walseg's leftover: a control file being replaced"), l.out);
+  BOOST_TEST(contains(l.out, "walseg 0.1 moved aside"), l.out);
+  std::ofstream(wal + "/walseg.control", std::ios::trunc) << "damaged";
+  auto d = run("ls --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(d.status == 1);
+  BOOST_TEST(contains(d.out, "walseg.control: cannot be used"), d.out);
+  BOOST_TEST(contains(d.out, "000000010000000000000001"), d.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
