@@ -12,13 +12,6 @@ namespace {
 
 const std::string kSmall = "-c walseg.segment_size=1MB -c walseg.min_size=2MB --method zero_write";
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_create, ToolTest, *boost::unit_test::precondition(tool_built))

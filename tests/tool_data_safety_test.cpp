@@ -27,13 +27,6 @@ namespace {
 
 const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 std::map<std::string, std::uintmax_t> sizes(const std::string& dir) {
   std::map<std::string, std::uintmax_t> m;
   for (const auto& e : fs::directory_iterator(dir))

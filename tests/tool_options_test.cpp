@@ -21,14 +21,6 @@ namespace {
 
 const std::string kSmall = "-c walseg.segment_size=1MB -c walseg.min_size=2MB --method zero_write";
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  if (!fs::exists(dir)) return names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 std::size_t longest_line(const std::string& text) {
   std::istringstream in(text);
   std::size_t n = 0;

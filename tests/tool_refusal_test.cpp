@@ -21,13 +21,6 @@ namespace {
 
 const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 void put_file(const std::string& path, std::size_t size) {
   std::ofstream(path, std::ios::binary) << std::string(size, '\0');
 }
