@@ -70,7 +70,13 @@ class ToolProcess {
     ::close(out_fd);
     ::close(err_fd);
     stdout_ = out[0];
-    if (!o.paused) resume();
+    // An unpaused child never reads the go pipe, and its copy closes at exec: a byte written
+    // after that has no reader, and SIGPIPE would kill the test itself (a flaky "killed by
+    // signal 13" of tool_bench_scratch_test under ctest). Only a paused child waits for it.
+    if (!o.paused) {
+      ::close(go_);
+      go_ = -1;
+    }
     started_ = std::chrono::steady_clock::now();
   }
   ~ToolProcess() {
