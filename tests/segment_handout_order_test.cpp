@@ -116,7 +116,12 @@ BOOST_AUTO_TEST_CASE(C29_preallocated_segments_are_written_only_after_their_inst
       if (seq % 50 == 0) w.flush(end);
     }
     w.flush(end);
-    BOOST_TEST(wal->manager().stats().ready_ahead + wal->manager().stats().stalls >= 1u);
+    // The preallocator's path was taken: segments were made that no writer waited for (at the
+    // end the pool may be empty and nothing have stalled, so ready_ahead proves nothing).
+    const auto st = wal->manager().stats();
+    std::uint64_t created = 0;
+    for (const auto& [method, n] : st.created_by_method) created += n;
+    BOOST_TEST(created > st.stalls, created << " created, " << st.stalls << " stalls");
   }
   check_order(io_record::stop(), 4);
 }
