@@ -2,7 +2,7 @@
 // guess about the filesystem.
 //
 // On first use of a directory, and again when its filesystem changes (type or device), a short
-// probe runs each candidate method on a few MiB in the directory itself: the durable creation
+// probe runs each candidate method on a few MiB in the probe directory: the durable creation
 // (fill + fsync) and then first-pass commits (kProbeWriteBytes of 8 kB pwrite + fdatasync into
 // the new file), the same measurements as `walseg bench`'s create and write phases, by the same
 // loop (measure_loop.h) and the same percentiles (latency_summary.h). The rule,
