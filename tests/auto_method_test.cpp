@@ -64,7 +64,38 @@ struct AutoFixture : walseg_test::FreshDirFixture {
   Directory d = Directory::open(dir.path());
   Config cfg;
   std::string cache() const { return dir / "walseg.auto"; }
+
+  /// Replaces the cache's decision and numbers, keeping the filesystem identity a real probe
+  /// wrote (so the cache counts as this filesystem's).
+  void write_cache(const std::string& method, const std::vector<ProbeResult>& probes) {
+    if (!walseg_test::path_exists(cache())) choose_init_method(d, cfg);
+    auto j = nlohmann::json::parse(file_text(cache()));
+    j["method"] = method;
+    j["reason"] = "hand-made";
+    j["probes"] = nlohmann::json::array();
+    for (const auto& p : probes)
+      j["probes"].push_back({{"method", name(p.method)}, {"create_us", p.create_us},
+                             {"commit_p10_us", p.commit_p10_us}, {"commit_median_us", p.commit_median_us},
+                             {"commit_p99_us", p.commit_p99_us}});
+    write_text(cache(), j.dump());
+  }
 };
+
+/// fallocate_keep_size wins among all (fast commits, cheap creation; it comes before none),
+/// zero_write among the full-size methods (glibc_emulation is as fast but comes later; sparse
+/// and posix_fallocate are 2-3x slower).
+std::vector<ProbeResult> short_files_win() {
+  return {probe(InitMethod::kZeroWrite, 90000, 100),    probe(InitMethod::kPosixFallocate, 500, 200),
+          probe(InitMethod::kGlibcEmulation, 80000, 105), probe(InitMethod::kSparse, 100, 300),
+          probe(InitMethod::kFallocateKeepSize, 50, 100), probe(InitMethod::kNone, 10, 95)};
+}
+
+std::vector<ProbeResult> full_size(const std::vector<ProbeResult>& all) {
+  std::vector<ProbeResult> out;
+  for (const auto& p : all)
+    if (makes_full_size_segments(p.method)) out.push_back(p);
+  return out;
+}
 
 }  // namespace
 
@@ -238,6 +269,73 @@ BOOST_AUTO_TEST_CASE(cache_made_on_another_filesystem_triggers_a_new_probe) {
   BOOST_TEST(nlohmann::json::parse(file_text(cache())).at("filesystem").get<std::string>() != "xfs:1");
 }
 
+BOOST_AUTO_TEST_CASE(full_size_only_narrows_a_cached_short_file_choice_to_the_full_size_methods) {
+  BOOST_REQUIRE(name(decide_init_method(short_files_win())) == "fallocate_keep_size");
+  write_cache("fallocate_keep_size", short_files_win());
+  const std::string before = file_text(cache());
+  io_trace::start();
+  AutoDecision a = choose_init_method(AutoOptions{.probe_dir = &d, .cache_dir = &d, .full_size_only = true}, cfg);
+  auto ev = io_trace::stop();
+  BOOST_TEST(a.from_cache);
+  BOOST_TEST(name(a.method) == "zero_write");
+  BOOST_TEST(a.reason.rfind("fallocate_keep_size would be first but makes files shorter than their size", 0) == 0,
+             a.reason);
+  BOOST_TEST(a.reason.find("hand-made") != std::string::npos);
+  for (const auto& e : ev) BOOST_TEST(!is_probe_syscall(e), "probe syscall: " << e.op << " " << e.path);
+  // The same cache still answers a caller that may use any method, unchanged.
+  AutoDecision b = choose_init_method(d, cfg);
+  BOOST_TEST(name(b.method) == "fallocate_keep_size");
+  BOOST_TEST(b.reason == "hand-made");
+  BOOST_TEST(file_text(cache()) == before);
+}
+
+BOOST_AUTO_TEST_CASE(full_size_only_probe_chooses_a_full_size_method_and_caches_the_choice_among_all) {
+  AutoDecision a = choose_init_method(AutoOptions{.probe_dir = &d, .cache_dir = &d, .full_size_only = true}, cfg);
+  BOOST_TEST(!a.from_cache);
+  BOOST_REQUIRE(a.probes.size() == 6u);
+  BOOST_TEST(makes_full_size_segments(a.method));
+  BOOST_TEST(name(a.method) == name(decide_init_method(full_size(a.probes))));
+  auto j = nlohmann::json::parse(file_text(cache()));
+  BOOST_TEST(j.at("method").get<std::string>() == name(decide_init_method(a.probes)));
+  BOOST_TEST(logs.count(LogLevel::kLog, "walseg.init_method = auto chose " + name(a.method)) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(without_a_cache_directory_every_call_probes_and_no_file_is_read_or_written) {
+  write_cache("sparse", short_files_win());  // a valid cache for this filesystem: not read
+  const std::string before = file_text(cache());
+  for (int call = 0; call < 2; ++call) {
+    AutoDecision a = choose_init_method(AutoOptions{.probe_dir = &d, .cache_dir = nullptr}, cfg);
+    BOOST_TEST(!a.from_cache);
+    BOOST_TEST(a.probes.size() == 6u);
+    BOOST_TEST(a.reason != "hand-made");
+  }
+  BOOST_TEST(file_text(cache()) == before);
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.auto"},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_cache_directory_apart_from_the_probe_directory_keeps_the_decision_after_it_is_removed) {
+  const std::string probe_path = dir / "probe";
+  BOOST_REQUIRE(::mkdir(probe_path.c_str(), 0700) == 0);
+  AutoDecision a;
+  {
+    Directory p = Directory::open(probe_path);
+    a = choose_init_method(AutoOptions{.probe_dir = &p, .cache_dir = &d}, cfg);
+    BOOST_TEST(!a.from_cache);
+    BOOST_TEST(list_names(probe_path).empty());  // probe files gone, no cache in the probe directory
+  }
+  BOOST_REQUIRE(::rmdir(probe_path.c_str()) == 0);
+  BOOST_TEST(nlohmann::json::parse(file_text(cache())).at("method").get<std::string>() == name(a.method));
+  BOOST_REQUIRE(::mkdir(probe_path.c_str(), 0700) == 0);
+  Directory p = Directory::open(probe_path);
+  io_trace::start();
+  AutoDecision b = choose_init_method(AutoOptions{.probe_dir = &p, .cache_dir = &d}, cfg);
+  auto ev = io_trace::stop();
+  BOOST_TEST(b.from_cache);
+  BOOST_TEST(name(b.method) == name(a.method));
+  for (const auto& e : ev) BOOST_TEST(!is_probe_syscall(e), "probe syscall: " << e.op << " " << e.path);
+}
+
 BOOST_AUTO_TEST_CASE(manager_with_auto_uses_the_cached_decision_and_does_not_report_the_cache) {
   AutoDecision a = choose_init_method(d, cfg);
   SegmentManager::Options o;
@@ -263,6 +361,13 @@ BOOST_AUTO_TEST_CASE(probe_failure_is_reported_and_leaves_no_probe_file_and_no_c
                         error_is(EIO, {"could not fdatasync file \"" + dir.path() + "/xlogtemp.",
                                        "Input/output error"}));
   BOOST_TEST(list_names(dir.path()).empty());
+}
+
+BOOST_AUTO_TEST_CASE(full_size_only_with_no_full_size_method_probed_is_refused) {
+  write_cache("none", {probe(InitMethod::kFallocateKeepSize, 50, 100), probe(InitMethod::kNone, 10, 95)});
+  BOOST_CHECK_EXCEPTION(
+      choose_init_method(AutoOptions{.probe_dir = &d, .cache_dir = &d, .full_size_only = true}, cfg), Error,
+      error_is(0, {"no method that makes full-size files was probed"}));
 }
 
 BOOST_AUTO_TEST_CASE(cache_write_failure_is_reported_and_leaves_no_temporary_file) {

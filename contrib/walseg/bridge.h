@@ -254,9 +254,10 @@ WalsegInstall walseg_install_prepared(WalsegPrepared *prepared, WalsegErr *err) 
 /* Frees a prepared segment (NULL is fine), removing its temporary file unless installed. */
 void		walseg_drop_prepared(WalsegPrepared *prepared) WALSEG_NOEXCEPT;
 
-/* Resolves walseg.init_method = auto for `dir` by the library's probe, run in a scratch
- * directory inside `dir` that is removed afterwards. pg_only: choose among the methods that
- * are walseg_method_ok_in_pg. Writes the method and the one-line reason. */
+/* Resolves walseg.init_method = auto for `dir` by the library's probe (auto_method.h), run in
+ * a scratch directory inside `dir` that is removed afterwards; no walseg.auto is read or
+ * written, the caller keeps the decision. pg_only: the library chooses among the full-size
+ * methods (those walseg_method_ok_in_pg). Writes the method and the library's reason. */
 bool		walseg_resolve_auto(const char *dir, int fallback, bool pg_only, WalsegCancel cancel,
 								int *method, char *reason, size_t len,
 								WalsegErr *err) WALSEG_NOEXCEPT;

@@ -24,7 +24,6 @@
 #include "bridge_internal.h"
 #include "walseg/allocator.h"
 #include "walseg/auto_method.h"
-#include "walseg/dir_lock.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/fill_pacer.h"
@@ -355,25 +354,13 @@ bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCanc
     walseg::Config cfg;
     cfg.fallocate_fallback = fallback_of(fallback);
     walseg::bridge::check_cancel(cancel);
+    // The library's auto with no cache file: pg_wal is PostgreSQL's (auto_method.h), and the
+    // decision is kept in shared memory by the caller (segment_create.c).
     walseg::bridge::ScratchDir scratch(dir, "auto");
-    walseg::DirLock lock = walseg::DirLock::acquire(scratch.dir());
-    walseg::AutoDecision d = walseg::choose_init_method(scratch.dir(), cfg);
-    std::string why = d.reason;
-    if (pg_only && !walseg_method_ok_in_pg(static_cast<int>(d.method))) {
-      // The probe may prefer a method whose files are not full size; PostgreSQL cannot use
-      // those, so decide again among the ones it can (the same rule over fewer candidates).
-      std::vector<walseg::ProbeResult> usable;
-      for (const auto& p : d.probes)
-        if (walseg_method_ok_in_pg(static_cast<int>(p.method))) usable.push_back(p);
-      if (usable.empty()) throw walseg::make_error(0, "probe", dir, "no usable method probed");
-      walseg::InitMethod first = d.method;
-      d.method = walseg::decide_init_method(usable);
-      why = fmt::format("{} would be first but makes segments shorter than their size, which "
-                        "PostgreSQL cannot use; {}",
-                        walseg::to_string(first), d.reason);
-    }
+    walseg::AutoDecision d = walseg::choose_init_method(
+        walseg::AutoOptions{.probe_dir = &scratch.dir(), .cache_dir = nullptr, .full_size_only = pg_only}, cfg);
     *method = static_cast<int>(d.method);
-    copy_text(reason, len, why);
+    copy_text(reason, len, d.reason);
     return true;
   } catch (...) {
     set_error(err);

@@ -234,7 +234,8 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 
 /*
  * The init method to use now: walseg.init_method, with auto resolved once for pg_wal by the
- * library's probe (shared by all processes through WalsegShared when preloaded).
+ * library's probe and rule, which caches no file in pg_wal (README.md): the decision is kept
+ * here, shared by all processes through WalsegShared when preloaded.
  */
 bool
 walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err)

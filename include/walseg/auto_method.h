@@ -2,21 +2,34 @@
 // guess about the filesystem.
 //
 // On first use of a directory, and again when its filesystem changes (type or device), a short
-// probe runs each candidate method on a few MiB in the directory itself: the durable creation
+// probe runs each candidate method on a few MiB in the probe directory: the durable creation
 // (fill + fsync) and then first-pass commits (kProbeWriteBytes of 8 kB pwrite + fdatasync into
 // the new file), the same measurements as `walseg bench`'s create and write phases, by the same
 // loop (measure_loop.h) and the same percentiles (latency_summary.h). The rule,
 // shared with the bench's verdict (decide_init_method), picks the method whose commits are
 // fastest (10th percentile within kCommitTolerance of the best), and among those the cheapest
-// to create, since the preallocator keeps creation off the commit path anyway. The decision and its numbers are
-// cached in `walseg.auto` inside the directory and logged with the reason. A walseg.auto that
+// to create, since the preallocator keeps creation off the commit path anyway. The decision
+// and its numbers are cached in `walseg.auto` in the cache directory (AutoOptions; the tool's
+// is the WAL directory itself) and logged with the reason. A walseg.auto that
 // is not walseg's cache (not a plain file of one link, not JSON with walseg's fields) is
 // someone's file: it is never replaced; the probe's decision is used without caching and a
 // WARNING says to move the file away (as PostgreSQL leaves files in pgdata it did not make,
 // the WAL keeps working: the cost is a probe at every start, not a refusal).
 //
+// What differs between hosts is in AutoOptions: where the probe runs, where (and whether) the
+// decision is cached, and whether only full-size methods may be chosen. The walseg tool probes
+// and caches in its WAL directory and may use any method. The PostgreSQL extension probes in a
+// scratch directory inside pg_wal, chooses among full-size methods only (PostgreSQL cannot use
+// a segment shorter than its size) and caches no file: pg_wal is PostgreSQL's directory, and
+// although PostgreSQL ignores a walseg.auto there, pg_rewind copies such a file from the source
+// server (whose filesystem identity, type and device number, can be the same as the target's
+// on another machine) or removes it; the extension keeps the decision in shared memory instead
+// (contrib/walseg/README.md).
+//
 // Not for: choosing anything else (sync method, recycling).
-// Thread-safety: call while holding the directory's DirLock (the segment manager does).
+// Thread-safety: call while holding the cache directory's DirLock (the segment manager does),
+// or with no cache directory; two calls writing one walseg.auto at once leave one of the two
+// complete files (it is written under a temporary name and renamed into place).
 #pragma once
 
 #include <string>
@@ -73,9 +86,28 @@ ProbeResult probe_result(InitMethod method, double create_us, std::vector<double
 /// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
 InitMethod decide_init_method(const std::vector<ProbeResult>& results);
 
-/// Returns the cached decision if it was made on this filesystem, else probes, caches (unless
-/// walseg.auto is someone else's file, see above) and logs. cfg supplies the fallback rule for posix_fallocate. Throws walseg::Error from the
-/// probe's file operations (the probe files, named xlogtemp.*, are removed either way).
+/// Where auto probes and keeps its decision. The directories must stay open for the call.
+struct AutoOptions {
+  /// Where the probe files (xlogtemp.*) are made; the decision is for its filesystem. Required.
+  Directory* probe_dir = nullptr;
+  /// The directory holding walseg.auto, or nullptr: nothing is read or written and every call
+  /// probes (the host keeps the decision itself). May differ from probe_dir, which may then be
+  /// removed after the call without losing the decision.
+  Directory* cache_dir = nullptr;
+  /// Choose among the methods that make full-size files only (makes_full_size_segments). The
+  /// cache holds every method's numbers, so one walseg.auto serves both kinds of caller.
+  bool full_size_only = false;
+};
+
+/// Returns the cached decision if it was made on probe_dir's filesystem, else probes, caches
+/// (unless there is no cache_dir or walseg.auto is someone else's file, see above) and logs.
+/// With full_size_only, the rule is applied to the full-size methods' numbers and the reason
+/// says which method would have been first otherwise. cfg supplies the fallback rule for
+/// posix_fallocate. Throws walseg::Error from the probe's file operations (the probe files are
+/// removed either way), and Error("probe") if full_size_only and no full-size method was probed.
+AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg);
+
+/// The tool's form: probe and cache in `dir`, any method.
 AutoDecision choose_init_method(Directory& dir, const Config& cfg);
 
 }  // namespace walseg

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -70,13 +71,32 @@ std::string fs_identity(const Directory& dir) {
 }
 
 // What is under walseg.auto: nothing, walseg's cache (an object with the three strings
-// write_cache writes; `decision` set when it is for this filesystem and names a method), or
-// someone else's file, which walseg never replaces.
+// write_cache writes; `decision` set when it is for this filesystem and names a method, with
+// the probes' numbers when they parse), or someone else's file, which walseg never replaces.
 struct CacheFile {
   bool exists = false;
   bool ours = false;
   std::optional<AutoDecision> decision;
 };
+
+// The probes' numbers in a cache file, or none if any entry does not parse: then a caller that
+// needs them (full_size_only) probes again. Never throws.
+std::vector<ProbeResult> read_probes(const nlohmann::json& j) {
+  std::vector<ProbeResult> out;
+  try {
+    for (const auto& p : j.at("probes")) {
+      auto m = enum_from_name<InitMethod>(p.at("method").get<std::string>(), kInitMethodNames);
+      if (!m || *m == InitMethod::kAuto) return {};
+      out.push_back(ProbeResult{.method = *m, .create_us = p.at("create_us").get<double>(),
+                                .commit_p10_us = p.at("commit_p10_us").get<double>(),
+                                .commit_median_us = p.at("commit_median_us").get<double>(),
+                                .commit_p99_us = p.at("commit_p99_us").get<double>()});
+    }
+  } catch (const std::exception&) {
+    return {};
+  }
+  return out;
+}
 
 CacheFile read_cache(const Directory& dir, const std::string& identity) {
   CacheFile out;
@@ -100,6 +120,7 @@ CacheFile read_cache(const Directory& dir, const std::string& identity) {
     d.method = *m;
     d.reason = reason;
     d.from_cache = true;
+    d.probes = read_probes(j);
     out.decision = d;
   } catch (const std::exception&) {
     // unreadable, not JSON, or not walseg's layout: someone's file, probe without caching
@@ -135,6 +156,35 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
   dir.fsync();
 }
 
+// full_size_only: when the rule's choice makes files shorter than their size, the same rule
+// over the full-size methods' numbers, and a reason that says what would have been first.
+void keep_full_size_only(AutoDecision& d, const Directory& dir) {
+  if (makes_full_size_segments(d.method)) return;
+  std::vector<ProbeResult> usable;
+  for (const auto& p : d.probes)
+    if (makes_full_size_segments(p.method)) usable.push_back(p);
+  if (usable.empty()) throw make_error(0, "probe", dir.path(), "no method that makes full-size files was probed");
+  const InitMethod first = d.method;
+  d.method = decide_init_method(usable);
+  d.reason = fmt::format("{} would be first but makes files shorter than their size, and only full-size "
+                         "methods may be chosen here; {}",
+                         to_string(first), d.reason);
+}
+
+AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity) {
+  AutoDecision d;
+  d.probes = probe_all(dir, cfg);
+  d.method = decide_init_method(d.probes);
+  std::string numbers;
+  for (const auto& p : d.probes)
+    numbers += fmt::format("{}{}: create {:.0f} us, commit p10 {:.0f} us median {:.0f} us p99 {:.0f} us",
+                           numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
+                           p.commit_p10_us, p.commit_median_us, p.commit_p99_us);
+  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
+                         kCommitTolerance * 100, identity, numbers);
+  return d;
+}
+
 }  // namespace
 
 ProbeResult probe_result(InitMethod method, double create_us, std::vector<double> commit_us) {
@@ -159,33 +209,39 @@ InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
   return results.front().method;  // unreachable: the fastest result always qualifies
 }
 
-AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
-  std::string identity = fs_identity(dir);
-  const CacheFile cache = read_cache(dir, identity);
-  if (cache.decision) return *cache.decision;
-  AutoDecision d;
-  d.probes = probe_all(dir, cfg);
-  d.method = decide_init_method(d.probes);
-  std::string numbers;
-  for (const auto& p : d.probes)
-    numbers += fmt::format("{}{}: create {:.0f} us, commit p10 {:.0f} us median {:.0f} us p99 {:.0f} us",
-                           numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
-                           p.commit_p10_us, p.commit_median_us, p.commit_p99_us);
-  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
-                         kCommitTolerance * 100,
-                         identity, numbers);
-  // walseg.auto is walseg's name, but a file there that is not walseg's cache (a symbolic
-  // link, another program's file) is someone's: the decision is used, not cached.
-  if (cache.exists && !cache.ours)
-    log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" is not walseg's cache file and "
-                                        "walseg does not replace it; move it away so the probe need not run at "
-                                        "every start",
-                                        dir.path_of(kAutoCacheFileName)));
-  else
-    write_cache(dir, identity, d);
+AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
+  if (opts.probe_dir == nullptr) throw make_error(EINVAL, "probe", "", "auto: no directory to probe in");
+  Directory& dir = *opts.probe_dir;
+  const std::string identity = fs_identity(dir);
+  CacheFile cache;
+  if (opts.cache_dir) cache = read_cache(*opts.cache_dir, identity);
+  // A cache without the probes' numbers cannot be narrowed to the full-size methods: probe.
+  if (cache.decision && (!opts.full_size_only || !cache.decision->probes.empty())) {
+    AutoDecision d = *cache.decision;
+    if (opts.full_size_only) keep_full_size_only(d, dir);
+    return d;
+  }
+  AutoDecision d = probe_and_decide(dir, cfg, identity);
+  // The cache holds the rule's choice among all methods, so that every caller can use it.
+  if (opts.cache_dir) {
+    // walseg.auto is walseg's name, but a file there that is not walseg's cache (a symbolic
+    // link, another program's file) is someone's: the decision is used, not cached.
+    if (cache.exists && !cache.ours)
+      log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" is not walseg's cache file and "
+                                          "walseg does not replace it; move it away so the probe need not run at "
+                                          "every start",
+                                          opts.cache_dir->path_of(kAutoCacheFileName)));
+    else
+      write_cache(*opts.cache_dir, identity, d);
+  }
+  if (opts.full_size_only) keep_full_size_only(d, dir);
   log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
                                   to_string(d.method), dir.path(), d.reason));
   return d;
+}
+
+AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
+  return choose_init_method(AutoOptions{.probe_dir = &dir, .cache_dir = &dir}, cfg);
 }
 
 }  // namespace walseg
