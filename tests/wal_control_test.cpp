@@ -358,4 +358,30 @@ BOOST_AUTO_TEST_CASE(a_directory_renamed_while_writing_keeps_its_wal_and_the_new
   for (const auto& n : walseg_test::list_names(a)) BOOST_TEST(n.find("0000000100000000000000") == std::string::npos, n);
 }
 
+// Break-it round 4: a user's file moved onto walseg.control while a writer ran was replaced by
+// the next control update (at the latest the one at the writer's clean end).
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_control_file_during_a_run_is_never_replaced) {
+  const std::string d = dir / "wal";
+  auto wal = Wal::open(d, small_config());
+  wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+  for (const char* text : {"my precious notes\n", ""}) {
+    const std::string content = text;
+    std::vector<std::byte> theirs(content.size());
+    std::memcpy(theirs.data(), content.data(), content.size());
+    if (content.empty()) {  // another WAL's control file, intact
+      WalControl other = wal->manager().control();
+      other.system_id += 1;
+      const auto b = encoded(other);
+      theirs.assign(b.begin(), b.end());
+    }
+    const std::string mine = dir / "mine";
+    walseg_test::put_file(mine, theirs.data(), theirs.size(), theirs.size());
+    BOOST_REQUIRE(::rename(mine.c_str(), (d + "/" + kControlFileName).c_str()) == 0);
+    BOOST_CHECK_THROW(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error);
+    const std::vector<char> now = walseg_test::read_all(d + "/" + kControlFileName);
+    BOOST_TEST((std::vector<std::byte>(reinterpret_cast<const std::byte*>(now.data()),
+                                       reinterpret_cast<const std::byte*>(now.data()) + now.size()) == theirs));
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

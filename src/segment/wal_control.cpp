@@ -102,6 +102,15 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
 void write_control(Directory& dir, const WalControl& c) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
+  // The file renamed over must still be this WAL's control file: one moved onto the name
+  // while walseg ran (a user's notes, another WAL's control file) is someone's, and the
+  // rename would destroy it. read_control throws, changing nothing, when it is damaged.
+  if (std::optional<WalControl> cur = read_control(dir); cur && cur->system_id != c.system_id)
+    throw make_error(EEXIST, "replace", dir.path_of(kControlFileName),
+                     fmt::format("could not update \"{}\": it now holds the control file of another WAL (system "
+                                 "identifier {}, this WAL's is {}), so it is not the file walseg wrote and walseg "
+                                 "will not replace it; move it out of the directory and put this WAL's back",
+                                 dir.path_of(kControlFileName), cur->system_id, c.system_id));
   check_control_temp(dir);
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
