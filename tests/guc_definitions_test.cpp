@@ -60,11 +60,11 @@ std::string non_default_text(const SettingDef& def) {
 // Which Config members differ, by position. The structured bindings name every member, so a
 // member added to Config (which then needs a setting) stops this test from compiling.
 std::vector<int> members_that_differ(const Config& a, const Config& b) {
-  const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13] = a;
-  const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13] = b;
+  const auto& [a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14] = a;
+  const auto& [b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14] = b;
   const bool differ[] = {a0 != b0, a1 != b1, a2 != b2,   a3 != b3,   a4 != b4,
                          a5 != b5, a6 != b6, a7 != b7,   a8 != b8,   a9 != b9,
-                         a10 != b10, a11 != b11, a12 != b12, a13 != b13};
+                         a10 != b10, a11 != b11, a12 != b12, a13 != b13, a14 != b14};
   std::vector<int> out;
   for (int i = 0; i < static_cast<int>(std::size(differ)); ++i)
     if (differ[i]) out.push_back(i);
@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(table_holds_exactly_the_design_settings_under_the_prefix) {
   std::set<std::string_view> expected = {names::kSegmentSize, names::kInitMethod, names::kFallocateFallback,
                                          names::kRecycle,     names::kMinSize,    names::kMaxSize,
                                          names::kPreallocSegments, names::kFillIoClass, names::kSyncMethod, names::kCommitDelay,
-                                         names::kIoMethod,    names::kDirectIo,   names::kBlockSize,  names::kWalBuffers};
+                                         names::kIoMethod,    names::kDirectIo,   names::kBlockSize,  names::kWalBuffers,
+                                         names::kDurableLsnInterval};
   BOOST_TEST((names == expected));
 }
 
@@ -109,6 +110,7 @@ BOOST_AUTO_TEST_CASE(defaults_give_exactly_the_config_defaults) {
   BOOST_TEST(c.direct_io == d.direct_io);
   BOOST_TEST(c.block_size_bytes == d.block_size_bytes);
   BOOST_TEST(c.wal_buffers_bytes == d.wal_buffers_bytes);
+  BOOST_TEST(c.durable_lsn_interval_ms == d.durable_lsn_interval_ms);
   BOOST_TEST(make_walseg_registry().cross_check().empty());
 }
 
@@ -126,8 +128,8 @@ BOOST_AUTO_TEST_CASE(each_setting_fills_its_own_config_member_and_every_member_i
       BOOST_TEST(filled.insert(changed[0]).second, "member " << changed[0] << " filled twice");
     }
   }
-  BOOST_TEST(filled.size() == 14u);
-  BOOST_TEST(walseg_settings().size() == 14u);
+  BOOST_TEST(filled.size() == 15u);
+  BOOST_TEST(walseg_settings().size() == 15u);
 }
 
 BOOST_AUTO_TEST_CASE(make_config_refuses_a_registry_over_another_table) {

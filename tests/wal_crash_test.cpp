@@ -63,6 +63,9 @@ Config crash_config(IoMethod io) {
   c.prealloc_segments = 1;
   c.min_size_bytes = 2 * kSegBytes;
   c.max_size_bytes = 8 * kSegBytes;
+  // The durable LSN close behind the writer, so kills land in its control file replacements
+  // too, and a reopen must never find a stop before it (Wal::open would refuse).
+  c.durable_lsn_interval_ms = 10;
   return c;
 }
 

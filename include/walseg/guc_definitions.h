@@ -20,6 +20,7 @@
 //   walseg.direct_io           bool                                        off         postmaster tool
 //   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster tool
 //   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster tool
+//   walseg.durable_lsn_interval integer ms         0 .. 3600000            1s          sighup     tool
 //
 // Why these units: min_size and max_size use MB as PostgreSQL's min_wal_size/max_wal_size do;
 // block_size uses bytes because PostgreSQL shows its block sizes in bytes (8192);
@@ -76,6 +77,7 @@ inline constexpr std::string_view kIoMethod = "walseg.io_method";
 inline constexpr std::string_view kDirectIo = "walseg.direct_io";
 inline constexpr std::string_view kBlockSize = "walseg.block_size";
 inline constexpr std::string_view kWalBuffers = "walseg.wal_buffers";
+inline constexpr std::string_view kDurableLsnInterval = "walseg.durable_lsn_interval";
 }  // namespace names
 
 /// The table, in the order SHOW ALL lists it. Static storage. Every entry fills one Config

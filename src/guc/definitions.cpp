@@ -105,7 +105,7 @@ constexpr ConfigField member() {
 
 // ---- the table ----
 
-constexpr std::array<SettingDef, 14> kSettings = {{
+constexpr std::array<SettingDef, 15> kSettings = {{
     {.name = names::kSegmentSize, .context = Context::kPostmaster,
      .description = "Size of each WAL segment file.",
      .spec = IntSpec{.default_value = static_cast<std::int64_t>(kDefaults.segment_size_bytes) / kKiB,
@@ -183,6 +183,14 @@ constexpr std::array<SettingDef, 14> kSettings = {{
                      .min = 32, .max = 2 * 1024 * 1024, .unit = Unit::kKilobytes},
      .field = member<&Config::wal_buffers_bytes>(),
      .postgres_note = "Inside PostgreSQL wal_buffers applies."},
+    {.name = names::kDurableLsnInterval, .context = Context::kSighup,
+     .description = "Sets the longest time between updates of the durable LSN in walseg.control "
+                    "while WAL is written (0: only at open and at a clean end).",
+     .spec = IntSpec{.default_value = kDefaults.durable_lsn_interval_ms, .min = 0, .max = 3600000,
+                     .unit = Unit::kMilliseconds},
+     .field = member<&Config::durable_lsn_interval_ms>(),
+     .postgres_note = "The walseg tool's WAL writer only: inside PostgreSQL checkpoints and "
+                      "pg_control apply."},
 }};
 
 // ---- compile-time checks of the table against Config ----

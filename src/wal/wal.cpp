@@ -69,7 +69,43 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
                                     dir, n, format_lsn(from), format_lsn(w->recovery_.end_lsn)));
   }
   w->writer_ = std::make_unique<WalWriter>(*w->manager_, wo);
+  if (config.durable_lsn_interval_ms > 0) w->marker_ = std::thread([p = w.get()] { p->mark_durable_loop(); });
   return w;
+}
+
+Wal::~Wal() {
+  {
+    std::lock_guard lk(marker_mu_);
+    marker_stop_ = true;
+  }
+  marker_cv_.notify_all();
+  if (marker_.joinable()) marker_.join();
+}
+
+// A failed replacement (a full disk, a file moved onto walseg.control) costs only protection,
+// not records: the durable LSN stays where it was, as before this thread existed. It is said
+// once per distinct error, and tried again at the next interval.
+void Wal::mark_durable_loop() {
+  Lsn marked = manager_->control().durable_lsn;
+  std::string last_error;
+  std::unique_lock lk(marker_mu_);
+  const std::chrono::milliseconds interval(manager_->config().durable_lsn_interval_ms);
+  while (!marker_cv_.wait_for(lk, interval, [this] { return marker_stop_; })) {
+    const Lsn flushed = writer_->flushed_lsn();
+    if (flushed <= marked) continue;
+    lk.unlock();
+    try {
+      manager_->mark_durable(flushed);
+      marked = flushed;
+      last_error.clear();
+    } catch (const Error& e) {
+      if (e.what() != last_error)
+        log(LogLevel::kWarning, fmt::format("could not record the durable LSN {} in the WAL in \"{}\": {}",
+                                            format_lsn(flushed), manager_->directory().path(), e.what()));
+      last_error = e.what();
+    }
+    lk.lock();
+  }
 }
 
 }  // namespace walseg
