@@ -35,6 +35,13 @@ using walseg_test::read_all;
 
 namespace {
 
+// What SegmentManager does at open and start: survey, then remove the leftover temps.
+ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode) {
+  ScanReport r = survey_wal_directory(d, c, append_mode);
+  remove_leftover_temps(d, r);
+  return r;
+}
+
 constexpr std::uint64_t k1MB = std::uint64_t{1} << 20;
 constexpr std::uint64_t k16MB = 16 * k1MB;
 
@@ -104,7 +111,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
     inode[name] = inode_of(dir / name);
   }
   walseg_test::LogCapture logs;
-  ScanReport r = scan_wal_directory(d, c16, false);
+  ScanReport r = scan_and_clean(d, c16, false);
 
   BOOST_REQUIRE(r.segments.size() == 2u);
   BOOST_TEST(r.segments[0].name.timeline == 1u);
@@ -163,7 +170,7 @@ BOOST_AUTO_TEST_CASE(C10_wrong_size_segment_is_left_alone_with_its_content_and_r
   }
   const ino_t ino = inode_of(dir / name);
   walseg_test::LogCapture logs;
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
 
   BOOST_TEST(r.segments.empty());
   BOOST_TEST(foreign_names(r) == std::vector<std::string>{name});
@@ -192,7 +199,7 @@ BOOST_AUTO_TEST_CASE(invariant_6_zeros_other_systems_and_other_sizes_are_foreign
   make_file(dir / "000000010000000000000006", 20, 'q');  // too short for a header
   put_wal_segment(dir / "000000010000000000000007", c1, 1, 7);  // ours, for contrast
   walseg_test::LogCapture logs;
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
   BOOST_REQUIRE(r.segments.size() == 1u);
   BOOST_TEST(r.segments[0].name.segno == 7u);
   BOOST_TEST(!r.segments[0].ready);
@@ -212,7 +219,7 @@ BOOST_AUTO_TEST_CASE(complete_segments_are_reported_sorted_by_timeline_then_segm
   put_ready_segment(dir / "000000010000000000000FFF", c1, 1, 4095);
   put_ready_segment(dir / "000000010000000100000000", c1, 1, 4096);
   put_ready_segment(dir / "000000010000000000000002", c1, 1, 2);
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
   // 1 MB segments: 4096 per xlogid, so 00000001 00000000 = segment 4096.
   std::vector<std::string> got;  // "timeline/segno"
   for (const auto& s : r.segments) got.push_back(std::to_string(s.name.timeline) + "/" + std::to_string(s.name.segno));
@@ -228,12 +235,12 @@ BOOST_AUTO_TEST_CASE(append_mode_keeps_short_segments_of_this_wal_and_full_size_
   put_wal_segment(dir / "000000010000000000000001", c1, 1, 1, 12345);
   put_wal_segment(dir / "000000010000000000000002", c1, 1, 2, k1MB);
   make_file(dir / "000000010000000000000003", k1MB + 4096);  // larger than any segment: foreign
-  ScanReport r = scan_wal_directory(d, c1, true);
+  ScanReport r = scan_and_clean(d, c1, true);
   BOOST_TEST(r.segments.size() == 2u);
   BOOST_TEST(r.short_segments.empty());
   BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000003"});
   // The same directory in fixed-size mode: the short one is this WAL's, but not complete.
-  ScanReport fixed = scan_wal_directory(d, c1, false);
+  ScanReport fixed = scan_and_clean(d, c1, false);
   BOOST_TEST(fixed.segments.size() == 1u);
   BOOST_REQUIRE(fixed.short_segments.size() == 1u);
   BOOST_TEST(fixed.short_segments[0].size_bytes == 12345u);
@@ -247,7 +254,7 @@ BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlog
   make_file(dir / "xlogtemp.abc", 10);
   make_file(dir / "walseg.control.tmp", 512, '\0');  // a control file replacement cut short
   BOOST_REQUIRE(::mkdir((dir / "xlogtemp.5").c_str(), 0700) == 0);  // not a regular file
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
   std::vector<std::string> removed = r.removed_temps;
   std::sort(removed.begin(), removed.end());
   BOOST_TEST(removed == (std::vector<std::string>{"walseg.control.tmp", "xlogtemp.99999", "xlogtemp.99999.7"}),
@@ -264,7 +271,7 @@ BOOST_AUTO_TEST_CASE(symlinks_named_like_segments_or_temps_are_left_alone_with_t
   walseg_test::put_ready_segment(outside / "target", c1, 1, 1);
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "000000010000000000000001").c_str()) == 0);
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "xlogtemp.42").c_str()) == 0);
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
   BOOST_TEST(r.segments.empty());
   BOOST_TEST(r.removed_temps.empty());
   BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000001"});
@@ -280,7 +287,7 @@ BOOST_AUTO_TEST_CASE(lock_control_and_auto_cache_files_are_not_reported) {
   make_file(dir / "walseg.lock", 6);
   make_file(dir / "walseg.auto", 100);
   walseg_test::put_control(dir.path(), c1);
-  ScanReport r = scan_wal_directory(d, c1, false);
+  ScanReport r = scan_and_clean(d, c1, false);
   BOOST_TEST(r.left_alone.empty());
   BOOST_TEST(r.foreign.empty());
   BOOST_TEST(path_exists(dir / "walseg.lock"));
@@ -293,7 +300,7 @@ BOOST_AUTO_TEST_CASE(C13_removals_are_followed_by_one_directory_fsync) {
   make_file(dir / "xlogtemp.2", 10);
   walseg_test::put_ready_segment(dir / "000000010000000000000002", c1, 1, 2);
   io_trace::start();
-  scan_wal_directory(d, c1, false);
+  scan_and_clean(d, c1, false);
   auto ev = io_trace::stop();
   int last_change = -1, dir_fsyncs = 0, dir_fsync_at = -1;
   for (int i = 0; i < static_cast<int>(ev.size()); ++i) {
@@ -315,7 +322,7 @@ BOOST_AUTO_TEST_CASE(clean_directory_is_scanned_without_any_change_or_fsync) {
   make_file(dir / "000000010000000000000002", 5000);  // foreign: reported, not touched
   make_file(dir / "notes.txt", 1);
   io_trace::start();
-  scan_wal_directory(d, c1, false);
+  scan_and_clean(d, c1, false);
   auto ev = io_trace::stop();
   for (const auto& e : ev) {
     BOOST_TEST(e.op != "unlink");
@@ -331,7 +338,7 @@ BOOST_AUTO_TEST_CASE(clean_directory_is_scanned_without_any_change_or_fsync) {
 BOOST_AUTO_TEST_CASE(failed_temp_removal_reports_the_unlink_with_its_path) {
   make_file(dir / "xlogtemp.77", 10);
   failpoint::arm("unlink", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
+  BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
                         error_is(EIO, {"could not remove file \"" + dir.path() + "/xlogtemp.77\"",
                                        "Input/output error"}));
   BOOST_TEST(path_exists(dir / "xlogtemp.77"));
@@ -340,7 +347,7 @@ BOOST_AUTO_TEST_CASE(failed_temp_removal_reports_the_unlink_with_its_path) {
 BOOST_AUTO_TEST_CASE(failed_directory_fsync_after_cleanup_is_reported_with_the_directory) {
   make_file(dir / "xlogtemp.77", 10);
   failpoint::arm("dir_fsync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
+  BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
                         error_is(EIO, {"could not fsync directory \"" + dir.path() + "\"",
                                        "Input/output error"}));
 }
@@ -348,7 +355,7 @@ BOOST_AUTO_TEST_CASE(failed_directory_fsync_after_cleanup_is_reported_with_the_d
 BOOST_AUTO_TEST_CASE(unreadable_segment_file_is_reported_with_its_path) {
   walseg_test::put_ready_segment(dir / "000000010000000000000001", c1, 1, 1);
   failpoint::arm("open", {failpoint::Kind::kErrno, EACCES, 0, 1, 1});
-  BOOST_CHECK_EXCEPTION(scan_wal_directory(d, c1, false), Error,
+  BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
                         error_is(EACCES, {dir.path() + "/000000010000000000000001", "Permission denied"}));
   BOOST_TEST(path_exists(dir / "000000010000000000000001"));
 }

@@ -41,15 +41,7 @@ std::string why_not(std::array<std::byte, kControlFileBytes> b) {
   return why;
 }
 
-Config small_config() {
-  Config c;
-  c.segment_size_bytes = kSeg;
-  c.min_size_bytes = 4 * kSeg;
-  c.max_size_bytes = 64 * kSeg;
-  c.prealloc_segments = 2;
-  c.durable_lsn_interval_ms = 0;  // the control file moves only where the test says
-  return c;
-}
+Config small_config() { return walseg_test::small_wal_config(kSeg, 2); }
 
 SegmentManager::Options manager_options(const Config& c) {
   SegmentManager::Options o;

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "walseg/config.h"
 #include "walseg/directory.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_control.h"
@@ -23,6 +24,19 @@
 namespace walseg_test {
 
 inline constexpr std::uint64_t kTestSystemId = 0x0123456789ABCDEFull;
+
+/// Settings for a small WAL: segments of segment_size bytes, a horizon of 4 to 64 of them,
+/// `prealloc` kept ready, and no durable-LSN thread, so that walseg.control changes only
+/// where the test makes it change (a writer killed after its last flush leaves it so).
+inline walseg::Config small_wal_config(std::uint64_t segment_size, int prealloc) {
+  walseg::Config c;
+  c.segment_size_bytes = segment_size;
+  c.min_size_bytes = 4 * segment_size;
+  c.max_size_bytes = 64 * segment_size;
+  c.prealloc_segments = prealloc;
+  c.durable_lsn_interval_ms = 0;
+  return c;
+}
 
 /// A control file's values for a fresh WAL of segment_size bytes (oldest: segment 1).
 inline walseg::WalControl test_control(std::uint64_t segment_size, std::uint64_t system_id = kTestSystemId,

@@ -33,15 +33,7 @@ namespace {
 
 constexpr std::uint64_t kSeg = std::uint64_t{1} << 20;
 
-Config small_config() {
-  Config c;
-  c.segment_size_bytes = kSeg;
-  c.min_size_bytes = 4 * kSeg;
-  c.max_size_bytes = 64 * kSeg;
-  c.prealloc_segments = 1;
-  c.durable_lsn_interval_ms = 0;  // the control file moves only where the test says
-  return c;
-}
+Config small_config() { return walseg_test::small_wal_config(kSeg, 1); }
 
 // Appends n records of `size` bytes and flushes; no checkpoint, as a writer killed after its
 // last flush leaves the control file. Returns the end of WAL.

@@ -84,18 +84,13 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
 /// have been replaced or linked since the scan. Throws walseg::Error for stat/read errors.
 std::optional<std::string> foreign_reason(File& f, const WalControl& control, bool* ready);
 
-/// Scans `dir` for the WAL `control` describes. append_mode: the init method grows segments by
-/// appends (none, fallocate_keep_size), so shorter files are complete segments.
-/// control_is_new: the caller has just written the directory's first control file (see above).
-/// Throws walseg::Error for listing, stat, read, unlink or fsync failures (path, errno text),
-/// and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
-ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode,
-                              bool control_is_new = false);
-
-/// scan_wal_directory without its removals: the leftovers are listed in leftover_temps, and
-/// nothing in `dir` is changed, so that a caller that may still refuse the WAL changes
-/// nothing (SegmentManager removes them at start()). Throws as scan_wal_directory, without
-/// its unlink and fsync errors.
+/// Scans `dir` for the WAL `control` describes, changing nothing: leftover temporary files
+/// are listed in leftover_temps (SegmentManager removes them at start(), with
+/// remove_leftover_temps, once nothing can refuse the WAL any more). append_mode: the init
+/// method grows segments by appends (none, fallocate_keep_size), so shorter files are
+/// complete segments. control_is_new: the caller has just written the directory's first
+/// control file (see above). Throws walseg::Error for listing, stat or read failures (path,
+/// errno text), and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new = false);
 

@@ -184,12 +184,6 @@ void remove_leftover_temps(Directory& dir, ScanReport& report) {
   dir.fsync();
 }
 
-ScanReport scan_wal_directory(Directory& dir, const WalControl& control, bool append_mode, bool control_is_new) {
-  ScanReport r = survey_wal_directory(dir, control, append_mode, control_is_new);
-  remove_leftover_temps(dir, r);
-  return r;
-}
-
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new) {
   Scanner s{dir, control, append_mode, control_is_new, {}};
