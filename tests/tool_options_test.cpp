@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tool_test_util.h"
 
 using namespace walseg_test;
@@ -217,6 +219,34 @@ BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   auto runtime = run("ls --dir '" + dir + "/missing'");
   BOOST_TEST(runtime.status == 1, runtime.err);
   BOOST_TEST(contains(runtime.err, "No such file or directory"), runtime.err);
+}
+
+// Issue 17: `--version` answered "A subcommand is required" (exit 2); `--full` with
+// `--write-bytes` silently ignored the latter; `--json -` wrote a file named "-".
+BOOST_AUTO_TEST_CASE(Version_PrintsTheToolsVersionAndExitsZero) {
+  Result r = run("--version");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out.starts_with("walseg "), r.out);
+  BOOST_TEST(r.out.find_first_of("0123456789") != std::string::npos, r.out);
+}
+
+BOOST_AUTO_TEST_CASE(BenchFullWithWriteBytes_IsAUsageErrorAndMakesNothing) {
+  Result r = run("bench --full --write-bytes 1MB --dir '" + dir + "/b'");
+  BOOST_TEST(r.status == 2, r.out << r.err);
+  BOOST_TEST(contains(r.err, "--full"), r.err);
+  BOOST_TEST(!fs::exists(dir + "/b"));
+}
+
+BOOST_AUTO_TEST_CASE(BenchJsonDash_PutsTheDocumentAloneOnStdout) {
+  Result r = run("bench --json - --phases create --methods sparse --segments 1 --segment-size 1MB --dir '" + dir +
+                 "/b'");
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+  nlohmann::json j = nlohmann::json::parse(r.out);  // throws (fails the test) on anything else in stdout
+  BOOST_TEST(j["tool"] == "walseg bench");
+  BOOST_TEST(j["rows"].size() >= 1u);
+  BOOST_TEST(contains(r.err, "Segment creation"), r.err);  // the tables went to stderr
+  BOOST_TEST(!fs::exists(dir + "/-"));
+  BOOST_TEST(!fs::exists(dir + "/b/-"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,7 @@
 // walseg bench: the main job. Measures, on the filesystem of --dir, what each init method costs
 // to create a segment and what commits into such a segment cost, next to PostgreSQL's own fills,
 // and ends with a verdict a DBA can act on. Output is modelled on pg_test_fsync.
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -282,7 +283,7 @@ void finish_after_error(const BenchArgs& a, Scratch& scratch) noexcept {
   }
 }
 
-void write_json(const std::string& path, const BenchSettings& s, const BenchResults& res) {
+nlohmann::json results_json(const BenchSettings& s, const BenchResults& res) {
   nlohmann::json out;
   out["tool"] = "walseg bench";
   out["segment_size"] = s.segment_size;
@@ -297,8 +298,25 @@ void write_json(const std::string& path, const BenchSettings& s, const BenchResu
   out["rows"] = nlohmann::json::array();
   for (const Row& r : res.rows) out["rows"].push_back(row_json(r, fs));
   out["verdict"] = res.verdict;
+  return out;
+}
+
+// --json FILE, or --json - for stdout (json_fd: stdout as it was before the tables were sent
+// to stderr, so that stdout carries the JSON document alone).
+void write_json(const std::string& path, int json_fd, const nlohmann::json& out) {
+  const std::string text = out.dump(2) + "\n";
+  if (json_fd >= 0) {
+    for (std::size_t done = 0; done < text.size();) {
+      const ssize_t n = ::write(json_fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(fmt::format("could not write the JSON to stdout: {}", errno_text(errno)));
+      done += static_cast<std::size_t>(n);
+    }
+    return;
+  }
   std::ofstream f(path);
-  f << out.dump(2) << "\n";
+  f << text;
+  f.flush();
   if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path, errno_text(errno)));
 }
 
@@ -308,8 +326,16 @@ void run_bench(const BenchArgs& a) {
   for (const auto& p : phases)
     if (std::find(kPhases.begin(), kPhases.end(), p) == kPhases.end())
       throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
+  // --json -: the document alone on stdout, the tables and progress on stderr.
+  int json_fd = -1;
+  if (a.json == "-") {
+    std::fflush(stdout);
+    json_fd = ::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (json_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+      throw std::runtime_error(fmt::format("could not set up --json - (stdout): {}", errno_text(errno)));
+  }
   // A JSON file that cannot be written should not cost the whole run first.
-  if (!a.json.empty()) {
+  if (!a.json.empty() && json_fd < 0) {
     std::ofstream probe(a.json, std::ios::app);
     if (!probe)
       throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
@@ -341,7 +367,7 @@ void run_bench(const BenchArgs& a) {
     exit_status() = 128 + signo;  // as a shell reports a process killed by that signal
     return;
   }
-  if (!a.json.empty()) write_json(a.json, s, res);
+  if (!a.json.empty()) write_json(a.json, json_fd, results_json(s, res));
 }
 
 RegisterCommand reg("bench", [](CLI::App& app) {
@@ -355,10 +381,11 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--write-size", a->write_size, size_option_help("bytes per commit in the write phase (default 8kB)"));
   cmd->add_option("--write-bytes", a->write_bytes,
                   size_option_help("bytes written per segment in the write phase (default 4MB)"));
-  cmd->add_flag("--full", a->full, "write whole segments in the write phase (overrides --write-bytes)");
+  cmd->add_flag("--full", a->full, "write whole segments in the write phase (instead of --write-bytes)")
+      ->excludes(cmd->get_option("--write-bytes"));
   cmd->add_option("--methods", a->methods, "init methods to measure in the create, write and append phases (default: all; switch and commit use walseg.init_method)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
-  cmd->add_option("--json", a->json, "also write every row as JSON to this file");
+  cmd->add_option("--json", a->json, "also write every row as JSON to this file (-: to stdout, the tables then go to stderr)");
   cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
       ->delimiter(',')
       ->transform(integer_in(1, 1024));

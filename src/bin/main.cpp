@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"walseg: write-ahead-log segment manager and allocation-method benchmark"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("walseg ") + WALSEG_VERSION);
   auto& list = commands();
   std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
   for (auto& c : list) c.setup(app);
