@@ -207,6 +207,32 @@ BOOST_AUTO_TEST_CASE(snapshot_converts_every_size_to_bytes) {
   BOOST_TEST(c.commit_delay_us == 0u);
 }
 
+// Issue 17: `-c walseg.segment_size=64MB` alone was refused ("walseg.min_size" must be at
+// least twice "walseg.segment_size"), while initdb --wal-segsize=64 gives a valid cluster.
+BOOST_AUTO_TEST_CASE(min_and_max_size_follow_the_segment_size_unless_set_as_initdb_writes_them) {
+  auto l = load_text("walseg.segment_size = 64MB\n");
+  BOOST_TEST_REQUIRE(l.report.ok(), to_string(l.report.errors));
+  Config c = make_config(l.registry);
+  BOOST_TEST(c.min_size_bytes == 5 * 64 * kMiB);
+  BOOST_TEST(c.max_size_bytes == 64 * 64 * kMiB);
+  BOOST_TEST(l.registry.show(names::kMinSize)->value == "320MB");
+  BOOST_TEST(l.registry.show(names::kMaxSize)->value == "4GB");
+  BOOST_TEST((l.registry.source_of(names::kMinSize) == Source::kDefault));
+
+  auto small = load_text("walseg.segment_size = 1MB\n");
+  BOOST_TEST_REQUIRE(small.report.ok(), to_string(small.report.errors));
+  BOOST_TEST(make_config(small.registry).min_size_bytes == 5 * kMiB);
+  BOOST_TEST(make_config(small.registry).max_size_bytes == 64 * kMiB);
+
+  // A value given wins over the derived default, and the rules still apply to it.
+  auto given = load_text("walseg.segment_size = 64MB\nwalseg.max_size = 8GB\n");
+  BOOST_TEST_REQUIRE(given.report.ok(), to_string(given.report.errors));
+  BOOST_TEST(make_config(given.registry).max_size_bytes == 8192 * kMiB);
+  BOOST_TEST(make_config(given.registry).min_size_bytes == 320 * kMiB);
+  auto too_small = load_text("walseg.segment_size = 64MB\nwalseg.min_size = 80MB\n");
+  BOOST_TEST(!too_small.report.ok());
+}
+
 BOOST_AUTO_TEST_CASE(largest_sizes_do_not_overflow_the_snapshot) {
   auto l = load_text("walseg.segment_size = 1GB\nwalseg.min_size = 2147483647\n"
                      "walseg.max_size = 2147483647\nwalseg.wal_buffers = 2GB\n");
@@ -330,7 +356,7 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_SUITE(cross_rules)
 
 BOOST_AUTO_TEST_CASE(min_size_below_two_segments_is_refused_with_a_hint) {
-  auto l = load_text("walseg.segment_size = 64MB\n");
+  auto l = load_text("walseg.segment_size = 64MB\nwalseg.min_size = 80MB\n");
   const auto& e = only_error(l);
   BOOST_TEST((e.kind == ErrorKind::kCrossCheck));
   BOOST_TEST(e.message == "\"walseg.min_size\" must be at least twice \"walseg.segment_size\"");

@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(show_all_gives_value_setting_unit_source_and_file_line) {
   auto r = run("show --config '" + f + "' -c walseg.recycle=off -c walseg.sync_method=fsync");
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(contains(r.out, " name "));
-  BOOST_TEST(contains(r.out, "(14 rows)"));
+  BOOST_TEST(contains(r.out, "(15 rows)"));
   BOOST_TEST(contains(r.out, "| 32MB "));
   BOOST_TEST(contains(r.out, "| 32768 "));
   BOOST_TEST(contains(r.out, "| configuration file | " + f + ":2 "));

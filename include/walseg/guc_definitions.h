@@ -41,6 +41,8 @@
 // (wal_segment_size, wal_recycle, min_wal_size, ...) or the setting concerns the tool's own
 // writer (io_method, direct_io), so showing walseg's value there would mislead.
 //
+// Defaults that follow another setting (derive_walseg_defaults, as initdb writes them):
+//   min_size 5 and max_size 64 segments of segment_size, unless set.
 // Rules across settings, checked at start and after a reload (guc_load.h):
 //   min_size >= 2 * segment_size (PostgreSQL's rule for min_wal_size), max_size >= min_size,
 //   wal_buffers >= 4 * block_size (PostgreSQL's minimum of four WAL pages).
@@ -87,7 +89,13 @@ std::span<const SettingDef> walseg_settings();
 /// The cross-setting rules above, one error (kCrossCheck) per broken rule.
 std::vector<ConfigError> check_walseg_settings(const Registry& registry);
 
-/// A registry over walseg_settings() with prefix "walseg." and check_walseg_settings.
+/// Defaults that follow walseg.segment_size, as initdb sets them for its --wal-segsize:
+/// walseg.min_size 5 segments, walseg.max_size 64 segments (80MB and 1GB for 16MB), unless a
+/// file, -c or SET gives them.
+void derive_walseg_defaults(Registry& registry);
+
+/// A registry over walseg_settings() with prefix "walseg.", check_walseg_settings and
+/// derive_walseg_defaults.
 Registry make_walseg_registry();
 
 /// The snapshot the library reads: each entry's effective value stored into its Config member

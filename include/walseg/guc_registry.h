@@ -143,13 +143,16 @@ struct ShowRow {
 
 /// Setting-wide check over several settings; returns every violated rule.
 using CrossCheck = std::vector<ConfigError> (*)(const Registry& registry);
+/// Recomputes the defaults that depend on other settings' values (Registry::set_default), as
+/// PostgreSQL's PGC_S_DYNAMIC_DEFAULT: called once the values of every source are in.
+using DeriveDefaults = void (*)(Registry& registry);
 
 class Registry {
  public:
   /// prefix: the namespace of this registry's names including the dot ("walseg."); names in
-  /// files outside it belong to someone else. cross_check may be null.
+  /// files outside it belong to someone else. cross_check and derive_defaults may be null.
   Registry(std::span<const SettingDef> defs, std::string_view prefix,
-           CrossCheck cross_check = nullptr);
+           CrossCheck cross_check = nullptr, DeriveDefaults derive_defaults = nullptr);
 
   std::string_view prefix() const { return prefix_; }
   /// True if `name` is under prefix() (case-insensitive, like every GUC name).
@@ -201,6 +204,13 @@ class Registry {
   /// Runs the cross check given at construction (none: no errors).
   std::vector<ConfigError> cross_check() const;
 
+  /// Runs the DeriveDefaults given at construction (the loaders call it before cross_check).
+  void derive_defaults();
+  /// Replaces the default of `name` by `text` (SHOW then reports it with source "default");
+  /// values from files, -c or SET still win over it. Throws std::logic_error for an unknown
+  /// name or a value its own checks refuse: the derivation is the program's, not the user's.
+  void set_default(std::string_view name, std::string_view text);
+
  private:
   struct Slot {
     Value value;
@@ -221,6 +231,7 @@ class Registry {
   std::span<const SettingDef> defs_;
   std::string prefix_;
   CrossCheck cross_check_;
+  DeriveDefaults derive_defaults_;
   std::vector<State> states_;
 };
 

@@ -257,6 +257,12 @@ static_assert(fits_member(entry(names::kIoMethod)),
 static_assert(kDefaults.segment_size_bytes % kKiB == 0 && kDefaults.wal_buffers_bytes % kKiB == 0);
 static_assert(kDefaults.min_size_bytes % kMiBytes == 0 && kDefaults.max_size_bytes % kMiBytes == 0);
 
+// initdb's DEFAULT_MIN_WAL_SEGS and DEFAULT_MAX_WAL_SEGS.
+constexpr std::int64_t kDefaultMinSegments = 5;
+constexpr std::int64_t kDefaultMaxSegments = 64;
+static_assert(kDefaults.min_size_bytes == kDefaultMinSegments * kDefaults.segment_size_bytes &&
+              kDefaults.max_size_bytes == kDefaultMaxSegments * kDefaults.segment_size_bytes);
+
 ConfigError cross_error(std::string_view param, std::string message, std::string hint) {
   ConfigError e;
   e.kind = ErrorKind::kCrossCheck;
@@ -295,8 +301,18 @@ std::vector<ConfigError> check_walseg_settings(const Registry& r) {
   return errors;
 }
 
+void derive_walseg_defaults(Registry& r) {
+  // As initdb writes min_wal_size and max_wal_size for its --wal-segsize (DEFAULT_MIN_WAL_SEGS
+  // and DEFAULT_MAX_WAL_SEGS): 80MB and 1GB for 16MB segments, so that a larger segment size
+  // alone is a valid configuration.
+  const std::int64_t segment_mb = r.get_int(names::kSegmentSize) * kKiB / kMiBytes;
+  if (segment_mb == 0) return;  // below 1MB: refused by the segment size's own range
+  r.set_default(names::kMinSize, fmt::format("{}MB", kDefaultMinSegments * segment_mb));
+  r.set_default(names::kMaxSize, fmt::format("{}MB", kDefaultMaxSegments * segment_mb));
+}
+
 Registry make_walseg_registry() {
-  return Registry(walseg_settings(), kWalsegPrefix, check_walseg_settings);
+  return Registry(walseg_settings(), kWalsegPrefix, check_walseg_settings, derive_walseg_defaults);
 }
 
 Config make_config(const Registry& r) {

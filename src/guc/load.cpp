@@ -111,6 +111,7 @@ LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
     apply_items(next, sel, Phase::kStartup, report);
   }
   apply_overrides(next, overrides, report);
+  next.derive_defaults();
   // Rules across settings only mean something once every single value is valid.
   if (report.errors.empty()) report.errors = next.cross_check();
   if (!report.errors.empty()) {
@@ -150,6 +151,7 @@ LoadReport reload(Registry& registry, const ParsedFiles& files) {
           "parameter \"{}\" removed from configuration file, reset to default", def.name));
   }
   apply_items(next, sel, Phase::kReload, report);
+  next.derive_defaults();
   if (auto cross = next.cross_check(); !cross.empty()) {
     report.errors.insert(report.errors.end(), cross.begin(), cross.end());
     return nothing_applied();

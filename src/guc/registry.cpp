@@ -99,8 +99,8 @@ std::string_view source_name(Source s) {
 }
 
 Registry::Registry(std::span<const SettingDef> defs, std::string_view prefix,
-                   CrossCheck cross_check)
-    : defs_(defs), prefix_(prefix), cross_check_(cross_check) {
+                   CrossCheck cross_check, DeriveDefaults derive_defaults)
+    : defs_(defs), prefix_(prefix), cross_check_(cross_check), derive_defaults_(derive_defaults) {
   for (const auto& def : defs_) {
     // A bad table is a programming error, caught by the first test that builds the registry.
     if (!owns_name(def.name) || find(def.name) != nullptr)
@@ -278,6 +278,19 @@ Source Registry::source_of(std::string_view name) const {
 
 bool Registry::has_value_from(std::string_view name, Source source) const {
   return checked_state(name).slots[static_cast<std::size_t>(source)].has_value();
+}
+
+void Registry::derive_defaults() {
+  if (derive_defaults_) derive_defaults_(*this);
+}
+
+void Registry::set_default(std::string_view name, std::string_view text) {
+  State* st = state(name);
+  if (st == nullptr) throw std::logic_error(fmt::format("set_default: unknown setting \"{}\"", name));
+  auto parsed = parse_value(*st->def, text);
+  if (auto* err = std::get_if<ConfigError>(&parsed))
+    throw std::logic_error(fmt::format("derived default \"{}\" of {} fails its checks: {}", text, name, err->message));
+  st->slots[static_cast<std::size_t>(Source::kDefault)] = Slot{std::get<Value>(std::move(parsed)), {}};
 }
 
 std::vector<ConfigError> Registry::cross_check() const {
