@@ -42,6 +42,26 @@ BOOST_AUTO_TEST_CASE(NumbersTaken_NothingIsCreatedAndTheErrorNamesTheNextFreeSta
   BOOST_TEST(fs::exists(dir + "/wal/000000010000000000000006"));
 }
 
+// New-user trial: with WAL in segment 1 and segments 2-3 made ahead by the preallocator,
+// `create` said "use --start 2 or higher", and --start 2 then failed: "already exists ... use
+// --start 4". The first suggestion must be one that works.
+BOOST_AUTO_TEST_CASE(NotAheadOfTheWal_TheSuggestedStartIsPastTheSegmentsMadeAhead) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 20 -c walseg.segment_size=1MB -c walseg.min_size=2MB "
+                    "-c walseg.prealloc_segments=2").status == 0);
+  // The preallocator may or may not have made 2 and 3 before the writer ended: one more
+  // segment ahead, after whatever it made, so that the WAL's end is not the answer.
+  int next = 2;
+  while (fs::exists(wal + "/00000001000000000000000" + std::to_string(next))) ++next;
+  BOOST_REQUIRE(run("create --dir '" + wal + "' --count 1 --start " + std::to_string(next) + " " + kSmall).status == 0);
+  const std::string want = std::to_string(next + 1);
+  auto r = run("create --dir '" + wal + "' --count 2 " + kSmall);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "use --start " + want + " or higher"), r.err);
+  auto again = run("create --dir '" + wal + "' --count 2 --start " + want + " " + kSmall);
+  BOOST_TEST(again.status == 0, again.err);
+}
+
 BOOST_AUTO_TEST_CASE(OtherTimeline_SameNumbers_AreNotTaken) {
   BOOST_REQUIRE(run("create --dir '" + dir + "/wal' --count 2 " + kSmall).status == 0);
   auto r = run("create --dir '" + dir + "/wal' --count 2 --timeline 2 " + kSmall);

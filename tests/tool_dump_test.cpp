@@ -81,6 +81,20 @@ BOOST_AUTO_TEST_CASE(HealthyWal_Exits0) {
   BOOST_TEST(contains(r.out, "end of WAL: invalid record length"), r.out);
 }
 
+// New-user trial: `recover --timeline 2` on a healthy WAL of timeline 1 said "corruption: yes"
+// (segment 000000020000000000000001 missing before the durable point) and exited 2.
+BOOST_AUTO_TEST_CASE(ATimelineWithoutSegments_IsAUsageErrorNotCorruption) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 5 " + kSettings).status == 0);
+  for (const std::string cmd : {"recover", "dump"}) {
+    auto r = run(cmd + " --dir '" + wal + "' --timeline 2");
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "holds no segment of timeline 2"), cmd << ": " << r.err);
+    BOOST_TEST(!contains(r.out, "corruption: yes"), cmd << ": " << r.out);
+  }
+  BOOST_TEST(run("recover --dir '" + wal + "' --timeline 1").status == 0);
+}
+
 BOOST_AUTO_TEST_CASE(CorruptionBeforeValidWal_Exits2AsRecoverDoes) {
   // dump reported "corruption: the record at ... after it is valid" and exited 0.
   write_wal(200, 100);

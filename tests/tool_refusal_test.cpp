@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 #include "tool_test_util.h"
@@ -41,6 +42,26 @@ BOOST_AUTO_TEST_CASE(RecordSizeOutOfRangeIsAUsageErrorBeforeAnythingIsMade) {
   auto r = run("write --dir '" + dir + "/wal' --records 1 --record-size 512MB --clients 1024" + k1MB);
   BOOST_TEST(r.status == 2, r.err);
   BOOST_TEST(!fs::exists(dir + "/wal"));
+}
+
+// A record larger than walseg.wal_buffers was refused only by the writer, after the open had
+// taken a writer epoch (walseg.control rewritten by every refused run) or made the directory.
+BOOST_AUTO_TEST_CASE(ARecordLargerThanTheWalBuffersIsRefusedBeforeTheOpen) {
+  const std::string wal = dir + "/wal";
+  auto fresh = run("write --dir '" + wal + "' --records 1 --record-size 20MB" + k1MB);
+  BOOST_TEST(fresh.status == 2, fresh.err);
+  BOOST_TEST(contains(fresh.err, "walseg.wal_buffers"), fresh.err);
+  BOOST_TEST(!fs::exists(wal));
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  auto slurp = [](const std::string& p) {
+    std::ostringstream o;
+    o << std::ifstream(p, std::ios::binary).rdbuf();
+    return o.str();
+  };
+  const std::string control = slurp(wal + "/walseg.control");
+  auto r = run("write --dir '" + wal + "' --records 1 --record-size 20MB" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(slurp(wal + "/walseg.control") == control);  // the same epoch, nothing rewritten
 }
 
 BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {

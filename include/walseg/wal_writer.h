@@ -100,7 +100,15 @@ class WalWriter {
   WalWriter(const WalWriter&) = delete;
   WalWriter& operator=(const WalWriter&) = delete;
 
-  /// Appends one record with `payload` (at most the ring size less two pages) and xl_info
+  /// The largest payload append() takes under `config`, in bytes: walseg.wal_buffers less
+  /// three pages (the record's header and page headers must fit beside it in the ring). For
+  /// callers that refuse a size before they open anything.
+  static std::uint64_t max_payload_bytes(const Config& config) {
+    const std::uint64_t pages = config.wal_buffers_bytes / config.block_size_bytes;
+    return pages > 3 ? (pages - 3) * config.block_size_bytes : 0;
+  }
+
+  /// Appends one record with `payload` (at most max_payload_bytes()) and xl_info
   /// `info` (resource-manager bits only). Returns the record's end LSN: pass it to flush().
   /// May block while the ring is full and pages are written out.
   Lsn append(std::span<const std::byte> payload, std::uint8_t info = 0);

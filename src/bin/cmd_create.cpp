@@ -48,6 +48,13 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
                                  "full-size method (e.g. --method zero_write)",
                                  to_string(m.config().init_method), a.dir, kControlFileName,
                                  to_string(m.config().init_method)));
+  // What to suggest: past the WAL and past every name of this timeline already taken, so that
+  // following the advice never meets the next refusal.
+  std::optional<SegNo> highest;
+  for (const auto& e : m.directory().list())
+    if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
+      highest = std::max(highest.value_or(0), n->segno);
+  auto suggestion = [&](SegNo first_free) { return highest ? std::max(first_free, *highest + 1) : first_free; };
   if (a.timeline == control.timeline) {
     const WalReaderOptions ro = reader_options_for(control);
     const RecoveryResult end = find_end_of_wal(m.directory(), ro);
@@ -69,20 +76,16 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
       throw make_error(EINVAL, "create", a.dir,
                        fmt::format("segment {} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
                                    "create makes future segments only: use --start {} or higher",
-                                   a.start, a.dir, where, first_free));
+                                   a.start, a.dir, where, suggestion(first_free)));
     }
   }
-  SegNo highest = 0;
-  for (const auto& e : m.directory().list())
-    if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
-      highest = std::max(highest, n->segno);
   for (int i = 0; i < a.count; ++i) {
     const std::string name = segment_file_name(a.timeline, a.start + static_cast<SegNo>(i), segment_size);
     if (!m.directory().exists(name)) continue;
     throw make_error(EEXIST, "create", m.directory().path_of(name),
                      fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
                                  "Segments of timeline {} go up to {}: use --start {} for new ones after them",
-                                 name, a.dir, a.timeline, highest, highest + 1));
+                                 name, a.dir, a.timeline, *highest, suggestion(a.start)));
   }
 }
 

@@ -1,8 +1,10 @@
 // walseg dump / walseg recover: read a WAL directory back.
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "command.h"
 #include "number_options.h"
@@ -44,7 +46,20 @@ std::optional<WalReaderOptions> reader_options(const ReadArgs& a) {
     return std::nullopt;
   }
   WalReaderOptions o = reader_options_for(*control);
-  if (a.timeline != 0) o.timeline = a.timeline;
+  if (a.timeline != 0 && a.timeline != control->timeline) {
+    // Another timeline's WAL: a mistyped number is not a damaged WAL, and the control file's
+    // durable LSN is the current timeline's (an older one ends at its switch point, below it).
+    std::set<TimeLineId> present;
+    for (const auto& e : Directory::open(a.dir).list())
+      if (auto n = parse_segment_file_name(e.name, control->segment_size_bytes)) present.insert(n->timeline);
+    if (!present.count(a.timeline))
+      throw std::invalid_argument(fmt::format("--timeline {}: \"{}\" holds no segment of timeline {} (its WAL is on "
+                                              "timeline {}, as {} says; segments here are of timeline{} {})",
+                                              a.timeline, a.dir, a.timeline, control->timeline, kControlFileName,
+                                              present.size() == 1 ? "" : "s", fmt::join(present, ", ")));
+    o.timeline = a.timeline;
+    o.durable_lsn.reset();
+  }
   return o;
 }
 

@@ -41,6 +41,14 @@ void run_write(const WriteArgs& a) {
                                             a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
                                             format_size(kMaxPayloadBuffersBytes)));
   Config cfg = load_config(a.settings);
+  // Before the open, which takes a writer epoch and may make the directory: a refused run
+  // changes nothing.
+  if (size > WalWriter::max_payload_bytes(cfg))
+    throw std::invalid_argument(fmt::format("--record-size {}: a record of {} bytes does not fit in walseg.wal_buffers "
+                                            "({} bytes; a record takes at most {} bytes there): use smaller records "
+                                            "or a larger walseg.wal_buffers",
+                                            a.record_size, size, cfg.wal_buffers_bytes,
+                                            WalWriter::max_payload_bytes(cfg)));
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;

@@ -183,10 +183,10 @@ void WalWriter::make_space_locked(std::unique_lock<std::mutex>& ilk) {
 Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   throw_if_failed();
   const std::uint64_t bs = cfg_.block_size_bytes;
-  if (payload.size() + 2 * bs > (pages_ - 1) * bs)
+  if (payload.size() > max_payload_bytes(cfg_))
     throw make_error(EINVAL, "append", mgr_.directory().path(),
                      fmt::format("record of {} bytes does not fit in walseg.wal_buffers ({} bytes)",
-                                 payload.size(), pages_ * bs));
+                                 payload.size(), cfg_.wal_buffers_bytes));
   std::unique_lock ilk(insert_mu_);
   Lsn start = 0;
   // Others may append while this one writes pages out: re-check for the current position.
