@@ -8,6 +8,8 @@
 // Thread-safety: methods may be called concurrently; the kernel serialises the directory.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 #include <vector>
 
@@ -64,6 +66,10 @@ class Directory {
 
   /// True if an entry named `name` exists (lstat, so symlinks count as entries).
   bool exists(const std::string& name) const;
+  /// True if `name` is the file `f` now (fstatat without following links: same device and
+  /// inode). False when the name is gone or names another file. Throws Error("stat") for
+  /// other failures.
+  bool names_file(const std::string& name, const struct stat& f) const;
 
   struct Entry {
     std::string name;

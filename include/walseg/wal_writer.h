@@ -139,6 +139,7 @@ class WalWriter {
     bool synced = true;     ///< nothing written since its last sync
     bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
     bool zeroed = false;    ///< reads as zeros past what this writer wrote (ReadySegment::zeroed)
+    std::string name;       ///< its file name in the manager's directory
   };
   /// The page cache's unit: a buffered write covering only part of one that is not cached
   /// reads it first (wal_write_out.cpp).
@@ -164,6 +165,7 @@ class WalWriter {
   std::size_t write_segment(WriteOut& w, std::size_t first_run, bool sync);
   std::size_t fill_tail(const WriteOut& w, const OpenSegment& s);
   void sync_earlier_segments();
+  void refuse_unless_still_named();
   void after_flush(Lsn flushed);
   OpenSegment& segment_for(SegNo segno);
   void note_segment_entered();  // write_mu_ held

@@ -175,6 +175,15 @@ bool Directory::exists(const std::string& name) const {
   return ::fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+bool Directory::names_file(const std::string& name, const struct stat& f) const {
+  struct stat st;
+  if (::fstatat(fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno == ENOENT) return false;
+    throw file_error(errno, "stat", path_of(name));
+  }
+  return st.st_dev == f.st_dev && st.st_ino == f.st_ino;
+}
+
 std::vector<Directory::Entry> Directory::list() const {
   int dfd = ::openat(fd(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd < 0) throw dir_error(errno, "open", path());

@@ -17,7 +17,10 @@
 #include <algorithm>
 #include <cstring>
 
+#include <fmt/format.h>
+
 #include "wal_io.h"
+#include "walseg/error.h"
 #include "walseg/wal_writer.h"
 
 namespace walseg {
@@ -39,6 +42,7 @@ void WalWriter::write_out(bool sync) {
   written_.store(w.snap);
   if (!sync) return;
   sync_earlier_segments();
+  refuse_unless_still_named();
   flushed_.store(w.snap);
   ++io_counters_.flushes;
   after_flush(w.snap);
@@ -129,6 +133,25 @@ void WalWriter::sync_earlier_segments() {
       io_->write(s->file, {}, true, io_counters_);
       s->synced = true;
     }
+}
+
+// Before a commit is acknowledged, every segment it was written into must still be under its
+// name: one removed or replaced (an `rm` or `mv` of a preallocated segment the writer had
+// already opened, break-it round 5 F8) took the synced bytes into a file no reader finds, and
+// acknowledging them would lose them. A path lookup per open segment (two at most, usually
+// one) per sync, beside an fdatasync.
+void WalWriter::refuse_unless_still_named() {
+  for (const auto& s : segments_) {
+    // One opened early and not entered holds nothing yet: segment_for checks it on entry.
+    if (!s->announced || mgr_.directory().names_file(s->name, s->file.stat())) continue;
+    const std::string path = mgr_.directory().path_of(s->name);
+    throw make_error(ESTALE, "write", path,
+                     fmt::format("segment \"{}\" was removed, renamed or replaced while walseg was writing to "
+                                 "it: what was written to it since is in no file of the WAL directory, and no "
+                                 "commit after it was acknowledged. Put the segment file back under its name "
+                                 "if you still have it, then run walseg recover",
+                                 path));
+  }
 }
 
 // Synced segments before the one being filled are done with: close them (a segment file stays

@@ -267,6 +267,12 @@ File WalWriter::open_segment_file(const std::string& name) {
 }
 
 WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
+  // Opened early, but no longer under its name (removed or replaced since, F8 of break-it
+  // round 5): forget it, and take the segment as if it had not been opened early, which
+  // refuses a file that is not walseg's.
+  std::erase_if(segments_, [&](const std::unique_ptr<OpenSegment>& s) {
+    return s->segno == segno && !s->announced && !mgr_.directory().names_file(s->name, s->file.stat());
+  });
   for (auto& s : segments_) {
     if (s->segno != segno) continue;
     if (!s->announced) {  // opened early: now the writer really moves into it
@@ -277,7 +283,7 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
-  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.name), true, true, rs.zeroed}));
+  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.name), true, true, rs.zeroed, rs.name}));
   note_segment_entered();
   return *segments_.back();
 }
@@ -297,7 +303,7 @@ void WalWriter::open_next_early(SegNo segno) {
   std::optional<ReadySegment> rs = mgr_.peek_ready(segno);
   if (!rs) return;
   try {
-    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->name), true, false, rs->zeroed}));
+    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->name), true, false, rs->zeroed, rs->name}));
   } catch (const Error&) {
   }
 }

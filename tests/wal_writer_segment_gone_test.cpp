@@ -1,0 +1,113 @@
+#define BOOST_TEST_MODULE wal_writer_segment_gone
+#include <boost/test/unit_test.hpp>
+
+// A segment removed or replaced under the writer (break-it round 5 F8): past half of segment
+// N the writer opens N+1 early; an `rm` or `mv` onto N+1's name then left the writer writing
+// and fdatasyncing into a file no longer in the directory, acknowledging every commit, and
+// exiting 0: 813 to 23467 acknowledged records missing afterwards. Now no commit written into
+// a segment that lost its name is acknowledged, whether it was opened early or is the one
+// being written, and a file moved onto the name is left as it is.
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "walseg/segment_name.h"
+#include "wal_writer_fixture.h"
+
+using namespace walseg;
+using namespace walseg_test;
+
+namespace {
+
+std::string name_of(SegNo segno) { return segment_file_name(1, segno, kSegBytes); }
+
+/// Commits 1000-byte records until the insert position is past `lsn`.
+void commit_past(WalWriter& w, Appended& a, Lsn lsn) {
+  while (w.insert_lsn() <= lsn) w.flush(a.add(w, 1000));
+}
+
+/// Commits until one throws or `limit` is passed; returns the acknowledged end LSNs' last and
+/// whether a commit threw.
+bool commits_fail_before(WalWriter& w, Appended& a, Lsn limit, Lsn* last_acked) {
+  while (w.insert_lsn() < limit) {
+    const Lsn end = a.add(w, 1000);
+    try {
+      w.flush(end);
+    } catch (const Error& e) {
+      BOOST_TEST_MESSAGE(e.what());
+      BOOST_TEST(w.flushed_lsn() < end);
+      return true;
+    }
+    *last_acked = end;
+  }
+  return false;
+}
+
+/// Every commit acknowledged (up to last_acked) reads back.
+void check_acknowledged_read_back(const std::string& dir, const Config& cfg, const Appended& a, Lsn last_acked) {
+  WalContents got = read_wal(dir, cfg);
+  BOOST_REQUIRE(!got.records.empty());
+  BOOST_TEST(got.records.back().end_lsn >= last_acked, "acknowledged up to " << format_lsn(last_acked)
+                                                                              << ", WAL ends at "
+                                                                              << format_lsn(got.records.back().end_lsn));
+  for (std::size_t i = 0; i < got.records.size() && i < a.payloads.size(); ++i)
+    BOOST_TEST(same_bytes(got.records[i].payload, a.payloads[i]));
+}
+
+void replace_or_remove_next_segment(bool replace, IoMethod io) {
+  WalWriterFixture f;
+  f.cfg.io_method = io;
+  f.cfg.prealloc_segments = 2;
+  auto wal = Wal::open(f.dir.path(), f.cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  BOOST_REQUIRE(wal->manager().wait_ready(2, std::chrono::seconds(30)) >= 2);
+  // Past half of segment 1: segment 2 is open already (the writer's early open).
+  commit_past(w, a, lsn_of_segment(1, kSegBytes * 3 / 4, kSegBytes));
+  const std::string path = f.dir / name_of(2);
+  if (replace) {
+    std::ofstream(f.dir / "mine.tmp") << "a user's file";
+    BOOST_REQUIRE(std::rename((f.dir / "mine.tmp").c_str(), path.c_str()) == 0);
+  } else {
+    BOOST_REQUIRE(std::remove(path.c_str()) == 0);
+  }
+  Lsn last_acked = a.ends.back();
+  BOOST_TEST(commits_fail_before(w, a, lsn_of_segment(3, 0, kSegBytes), &last_acked),
+             "every commit into segment 2 was acknowledged");
+  BOOST_TEST(last_acked <= lsn_of_segment(2, 0, kSegBytes));
+  if (replace) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    BOOST_TEST(text.str() == "a user's file");
+  }
+  check_acknowledged_read_back(f.dir.path(), f.cfg, a, last_acked);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_next_segment_removed_after_its_early_open_fails_the_commits_into_it_pwrite) {
+  replace_or_remove_next_segment(false, IoMethod::kPwrite);
+}
+
+BOOST_AUTO_TEST_CASE(a_next_segment_replaced_after_its_early_open_fails_the_commits_into_it_pwrite) {
+  replace_or_remove_next_segment(true, IoMethod::kPwrite);
+}
+
+BOOST_AUTO_TEST_CASE(a_next_segment_replaced_after_its_early_open_fails_the_commits_into_it_io_uring) {
+  replace_or_remove_next_segment(true, IoMethod::kIoUring);
+}
+
+// The segment being written, removed: the next commit is not acknowledged.
+BOOST_FIXTURE_TEST_CASE(the_current_segment_removed_fails_the_next_commit, WalWriterFixture) {
+  auto wal = Wal::open(dir.path(), cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  commit_past(w, a, lsn_of_segment(1, 4096, kSegBytes));
+  BOOST_REQUIRE(std::remove((dir / name_of(1)).c_str()) == 0);
+  BOOST_CHECK_EXCEPTION(w.flush(a.add(w, 1000)), Error, [](const Error& e) {
+    return std::string(e.what()).find("no commit after it was acknowledged") != std::string::npos;
+  });
+  BOOST_CHECK_THROW(w.flush(a.add(w, 10)), Error);  // final, as every write error
+}
