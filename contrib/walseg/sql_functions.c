@@ -2,15 +2,19 @@
  * contrib/walseg/sql_functions.c: the SQL interface (walseg--1.0.sql declares it).
  *
  *   walseg_status()                      the preallocator's shared statistics
- *   walseg_prealloc(n)                   create up to n future segments now      superuser
- *   walseg_bench(methods, size, n)       create and write phases, scratch dir    superuser
- *   walseg_fs_info(path)                 filesystem facts and auto's choice      superuser
+ *   walseg_prealloc(n)                   create up to n future segments now      granted
+ *   walseg_bench(methods, size, n)       create and write phases, scratch dir    granted
+ *   walseg_fs_info(path)                 filesystem facts and auto's choice      granted
  *   walseg_segment_name(tli, segno)      PostgreSQL's segment file name
  *   walseg_parse_segment_name(name)      its strict inverse
  *
  * Bad input is an ERROR with errcode INVALID_PARAMETER_VALUE naming the argument; a failure
  * of the library is an ERROR carrying its message. Each function validates its arguments
  * first, then calls the bridge, then raises: no C++ object is alive at any ereport.
+ *
+ * Privileges: the three functions that create files on the server are revoked from PUBLIC
+ * in walseg--1.0.sql and have no superuser check here, as PostgreSQL's own functions since
+ * version 10, so that a superuser can GRANT EXECUTE on them to a role.
  */
 #include "walseg.h"
 
@@ -20,11 +24,13 @@
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -39,17 +45,6 @@ PG_FUNCTION_INFO_V1(walseg_bench);
 PG_FUNCTION_INFO_V1(walseg_fs_info);
 PG_FUNCTION_INFO_V1(walseg_segment_name);
 PG_FUNCTION_INFO_V1(walseg_parse_segment_name);
-
-static void
-require_superuser(const char *function)
-{
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for function %s", function),
-				 errdetail("Only superusers may call %s: it creates files on the server.",
-						   function)));
-}
 
 static WalsegCancel
 query_cancel(void)
@@ -163,7 +158,6 @@ walseg_prealloc(PG_FUNCTION_ARGS)
 	int32		n = PG_GETARG_INT32(0);
 	WalsegAhead r;
 
-	require_superuser("walseg_prealloc");
 	if (n < 0 || n > walseg_guc_prealloc_segments_max())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -249,7 +243,6 @@ walseg_bench(PG_FUNCTION_ARGS)
 	int64		size;
 	int32		n;
 
-	require_superuser("walseg_bench");
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						errmsg("segment_size and n must not be NULL")));
@@ -300,10 +293,20 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 	Datum		v[9];
 	bool		nulls[9] = {0};
 
-	require_superuser("walseg_fs_info");
 	if (path[0] == '\0')
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("path must not be empty")));
+	/*
+	 * The probe creates files in the directory. A role granted EXECUTE may do so in or below
+	 * the data directory only; elsewhere it needs what PostgreSQL asks of COPY TO a file, as
+	 * pg_read_file asks pg_read_server_files for a path outside the data directory.
+	 */
+	if (!path_is_relative_and_below_cwd(path) &&
+		!has_privs_of_role(GetUserId(), ROLE_PG_WRITE_SERVER_FILES))
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to probe directory \"%s\"", path),
+						errdetail("Only roles with privileges of the \"%s\" role may probe directories outside the data directory.",
+								  "pg_write_server_files")));
 	if (stat(path, &st) != 0)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not stat directory \"%s\": %m", path)));
