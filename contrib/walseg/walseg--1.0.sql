@@ -2,12 +2,22 @@
 
 \echo Use "CREATE EXTENSION walseg" to load this file. \quit
 
--- The preallocator's statistics (needs shared_preload_libraries = 'walseg').
+-- The preallocator's state and statistics. Without shared_preload_libraries = 'walseg'
+-- there is neither: state says so and every other column is NULL.
 CREATE FUNCTION walseg_status(
+    OUT state text,                 -- running | not running: <why> | in recovery |
+                                    -- not preloaded: add walseg to shared_preload_libraries
     OUT worker_pid int,             -- NULL when the preallocator is not running
-    OUT segments_ahead int,         -- future segments present in pg_wal at the last look
-    OUT target_ahead int,           -- walseg.prealloc_segments, bounded by max_wal_size
+    OUT segments_ahead int,         -- future segments present in pg_wal at the last look;
+                                    -- NULL in recovery (the preallocator waits for its end)
+    OUT target_ahead int,           -- walseg.prealloc_segments, bounded by the horizon
+    OUT target_capped_by text,      -- what bounds target_ahead: walseg.prealloc_segments,
+                                    -- max_wal_size, min_wal_size (right after a checkpoint)
+                                    -- or WAL since the last checkpoint (PostgreSQL's
+                                    -- estimate of what the next cycle needs)
     OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
+    OUT misses bigint,              -- segments the insert position reached before walseg
+                                    -- had them ready, which PostgreSQL made itself
     OUT created_by_method jsonb,    -- {"method": {"segments", "avg_ms", "max_ms"}}
     OUT avg_create_ms float8,       -- fill + fsync + install
     OUT max_create_ms float8,
