@@ -100,6 +100,36 @@ SELECT wait_ready(3);
 SELECT failures FROM walseg_status();
 
 --
+-- The other bounds of the target, from PostgreSQL's recycle horizon (XLOGfileslop): with
+-- min_wal_size = 32MB, right after a checkpoint whose redo pointer starts a segment, one
+-- segment after the redo segment (min_wal_size); after a segment's worth of WAL, the
+-- estimate from the WAL written since the checkpoint, two segments further.
+--
+CREATE FUNCTION wait_capped_by(what text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT target_capped_by = what FROM walseg_status()) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END $$;
+ALTER SYSTEM SET min_wal_size = '32MB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+CHECKPOINT;
+SELECT wait_capped_by('min_wal_size');
+SELECT target_ahead, target_capped_by FROM walseg_status();
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+SELECT wait_capped_by('WAL since the last checkpoint');
+SELECT target_ahead, target_capped_by FROM walseg_status();
+ALTER SYSTEM RESET min_wal_size;
+SELECT pg_reload_conf();
+SELECT wait_capped_by('walseg.prealloc_segments');
+
+--
 -- Misses: with walseg.prealloc_segments = 0 the worker makes nothing, so once the segments
 -- already there (made or recycled ahead) are used up, PostgreSQL makes the next ones itself,
 -- and the worker counts each.
