@@ -79,11 +79,17 @@ walseg_misses_look(WalsegMisses *m, TimeLineID tli, XLogSegNo insert)
 		m->ready_upto = insert;
 	}
 	m->seen = pending ? insert - 1 : insert;
-	/* Contiguous only: a pending insert segment is not ready, nor is anything after it yet. */
+	/*
+	 * Contiguous only: a pending insert segment is not ready, nor is anything after it yet.
+	 * The count starts after what is known ready: PostgreSQL removes only segments before
+	 * the redo pointer, never future ones, so those need no second stat.
+	 */
 	if (!pending)
-		m->ready_upto = Max(m->ready_upto,
-							insert + walseg_count_ahead(tli, insert,
-														insert + WALSEG_MISSES_LOOK_SEGMENTS));
+	{
+		XLogSegNo	from = Max(m->ready_upto, insert);
+
+		m->ready_upto = from + walseg_count_ahead(tli, from, from + WALSEG_MISSES_LOOK_SEGMENTS);
+	}
 	return misses;
 }
 
