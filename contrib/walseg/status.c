@@ -94,6 +94,13 @@ walseg_status(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	/* A catalog made by an older walseg--1.0.sql would take these values for other types. */
+	if (desc->natts != lengthof(v))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("function walseg_status returns %d columns, but the loaded walseg library returns %d",
+						desc->natts, (int) lengthof(v)),
+				 errhint("Recreate the extension with DROP EXTENSION walseg and CREATE EXTENSION walseg.")));
 	if (!walseg_shared)
 	{
 		memset(nulls, true, sizeof(nulls));
