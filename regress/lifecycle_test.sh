@@ -13,8 +13,11 @@
 #    process's scratch directories, are left as they are by the worker's clean-up at start.
 # 2. Worker stopped alone. SIGTERM to the worker: it exits with status 1 and the postmaster
 #    starts a new one after bgw_restart_time (10 s), so preallocation resumes without a server
-#    restart, and walseg_status() shows the new pid.
-# Exits 0 when both hold, 1 otherwise (the work directory is kept for inspection).
+#    restart, and walseg_status() shows the new pid; meanwhile its state says why there is
+#    no worker.
+# 3. In recovery. Started again as a standby (standby.signal, no primary), walseg_status()
+#    says 'in recovery', with NULLs for the pool, not zeros.
+# Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -131,16 +134,37 @@ done
 [ "$first" != 0 ] || fail "the preallocator did not start after the restart"
 kill -TERM "$first"
 second=0
+stopped=""
 for _ in $(seq 1 300); do   # bgw_restart_time is 10 s
   second="$(worker_pid)"
   [ "$second" != 0 ] && [ "$second" != "$first" ] && break
+  # Meanwhile walseg_status() says why there is no worker.
+  if [ "$second" = 0 ] && [ -z "$stopped" ]; then
+    stopped="$(psql_ -c "SELECT state FROM walseg_status()" 2>/dev/null || true)"
+  fi
   sleep 0.1
 done
 [ "$second" != 0 ] && [ "$second" != "$first" ] || fail "no new preallocator 30 s after SIGTERM to pid $first"
 grep -q "walseg preallocator stopping on SIGTERM" "$log" || fail "the worker did not log its stop"
-echo "preallocator $first stopped with SIGTERM, restarted by the postmaster as $second"
+case "$stopped" in
+  "not running: stopped on SIGTERM; the postmaster starts it again within 10 s") ;;
+  *) fail "walseg_status().state while the worker was stopped: '$stopped'" ;;
+esac
+[ "$(psql_ -c "SELECT state FROM walseg_status()")" = running ] || fail "state after the restart is not 'running'"
+echo "preallocator $first stopped with SIGTERM ('$stopped'), restarted by the postmaster as $second"
 
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown"
 ! kill -0 "$second" 2>/dev/null || fail "the preallocator $second outlived the fast shutdown"
+
+# ---- 3. in recovery ----------------------------------------------------------------------
+# A standby (standby.signal, no primary: it stays in recovery and takes read-only queries):
+# no worker, and walseg_status() says 'in recovery' with the pool's columns NULL, not zeros.
+run touch "$data/standby.signal"
+start_server "as a standby"
+status="$(psql_ -F ' ' -c "SELECT state, worker_pid IS NULL, segments_ahead IS NULL, target_ahead IS NULL,
+                                  target_capped_by IS NULL FROM walseg_status()")"
+[ "$status" = "in recovery t t t t" ] || fail "walseg_status() on a standby: '$status'"
+echo "on a standby: walseg_status() says '$status'"
+run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown of the standby"
 echo "lifecycle_test: passed"
 rm -rf "$work"

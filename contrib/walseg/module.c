@@ -3,8 +3,8 @@
  *
  * _PG_init registers the settings (gucs.c) and, when loaded by shared_preload_libraries,
  * requests shared memory for WalsegShared and registers the preallocator. Loaded later (by
- * CREATE EXTENSION or a function call) it registers the settings only: the SQL functions
- * that need the preallocator or its statistics say so with a hint.
+ * CREATE EXTENSION or a function call) it registers the settings only, and walseg_status()
+ * says in its state that there is no preallocator.
  *
  * Also here: the drain of the library's log queue into elog, since the C++ side must never
  * call elog itself (bridge.h).
@@ -140,12 +140,24 @@ walseg_stats_failed(const char *message)
 }
 
 void
-walseg_stats_ahead(int ahead, int target)
+walseg_stats_ahead(int ahead, int target, WalsegCap cap, uint64 misses)
 {
 	if (!walseg_shared)
 		return;
 	SpinLockAcquire(&walseg_shared->mutex);
 	walseg_shared->segments_ahead = ahead;
 	walseg_shared->target_ahead = target;
+	walseg_shared->target_cap = cap;
+	walseg_shared->misses += misses;
+	SpinLockRelease(&walseg_shared->mutex);
+}
+
+void
+walseg_stats_worker_exit(WalsegWorkerExit why)
+{
+	if (!walseg_shared)
+		return;
+	SpinLockAcquire(&walseg_shared->mutex);
+	walseg_shared->worker_exit = why;
 	SpinLockRelease(&walseg_shared->mutex);
 }

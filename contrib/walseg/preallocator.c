@@ -44,7 +44,6 @@
 
 #define WALSEG_POLL_MS 100		/* how often the insert position is looked at */
 #define WALSEG_RETRY_MS 5000	/* pause after a failure before trying again */
-#define WALSEG_RESTART_S 10		/* bgw_restart_time after an unexpected exit */
 
 void
 walseg_register_preallocator(void)
@@ -70,24 +69,29 @@ set_worker_pid(int pid)
 	SpinLockRelease(&walseg_shared->mutex);
 }
 
+/* At any exit: an exit that did not say why (see the end of the main loop) was an ERROR. */
 static void
 clear_worker_pid(int code, Datum arg)
 {
 	(void) code;
 	(void) arg;
-	set_worker_pid(0);
+	SpinLockAcquire(&walseg_shared->mutex);
+	walseg_shared->worker_pid = 0;
+	if (!ShutdownRequestPending)
+		walseg_shared->worker_exit = WALSEG_WORKER_FAILED;
+	SpinLockRelease(&walseg_shared->mutex);
 }
 
-/* One round, paced against *rate; returns how long to sleep before the next. */
+/* One round, paced against *pacer, counting *misses; returns how long to sleep before the next. */
 static long
-top_up(WalsegPacer *pacer)
+top_up(WalsegPacer *pacer, WalsegMisses *misses)
 {
 	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending, &postmaster_possibly_dead};
 	WalsegAhead r;
 
-	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, pacer, &r);
+	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, pacer, misses, &r);
 	if (!r.in_recovery)
-		walseg_stats_ahead(r.ahead, r.target);
+		walseg_stats_ahead(r.ahead, r.target, r.cap, r.misses);
 	if (r.failed && r.err.canceled)
 		return 0;				/* a signal arrived mid-fill: handle it, then start over */
 	if (r.failed)
@@ -152,6 +156,7 @@ walseg_preallocator_main(Datum arg)
 	long		sleep_ms = 0;
 	int			removed;
 	WalsegPacer *pacer = walseg_pacer_create();
+	WalsegMisses misses = {0};
 
 	(void) arg;
 	if (pacer == NULL)
@@ -191,7 +196,7 @@ walseg_preallocator_main(Datum arg)
 		 */
 		if (!PostmasterIsAlive())
 			proc_exit(1);
-		sleep_ms = top_up(pacer);
+		sleep_ms = top_up(pacer, &misses);
 	}
 	/*
 	 * Exit status 1, not 0: the postmaster restarts a worker that exits with 1 after
@@ -201,5 +206,6 @@ walseg_preallocator_main(Datum arg)
 	 */
 	ereport(LOG, (errmsg("walseg preallocator stopping on SIGTERM; unless the server is shutting down, "
 						 "it is restarted in %d s", WALSEG_RESTART_S)));
+	walseg_stats_worker_exit(WALSEG_WORKER_SIGTERM);
 	proc_exit(1);
 }

@@ -62,23 +62,36 @@ insert_segno(void)
 	return segno;
 }
 
-/* Highest segment number we may create ahead of `insert` (see the file comment). */
+/*
+ * Highest segment number we may create ahead of `insert` (see the file comment); *cap says
+ * which bound it is: max_wal_size, or the recycle horizon at its min_wal_size floor (the
+ * estimate when no WAL counts, as right after a checkpoint), or in between, from the WAL
+ * written since the redo pointer.
+ */
 static XLogSegNo
-horizon(XLogRecPtr insert)
+horizon(XLogRecPtr insert, WalsegCap *cap)
 {
 	XLogRecPtr	redo = GetRedoRecPtr();
 	XLogSegNo	redo_segno;
 	uint64		max_segs = (uint64) max_wal_size_mb / ((uint64) wal_segment_size / (1024 * 1024));
 	XLogSegNo	by_max;
 	XLogSegNo	estimate;
+	XLogSegNo	at_min;
+	uint64		min_bytes = (uint64) min_wal_size_mb * 1024 * 1024;
+	uint64		max_bytes = (uint64) max_wal_size_mb * 1024 * 1024;
 
 	XLByteToSeg(redo, redo_segno, wal_segment_size);
 	by_max = redo_segno + Max(max_segs, 1) - 1;
-	estimate = walseg_recycle_horizon(redo_segno, wal_segment_size,
-									  (uint64) min_wal_size_mb * 1024 * 1024,
-									  (uint64) max_wal_size_mb * 1024 * 1024,
+	estimate = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes,
 									  insert > redo ? (double) (insert - redo) : 0.0);
-	return Min(by_max, estimate);
+	at_min = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes, 0.0);
+	if (by_max <= estimate)
+	{
+		*cap = WALSEG_CAP_MAX_WAL_SIZE;
+		return by_max;
+	}
+	*cap = estimate == at_min ? WALSEG_CAP_MIN_WAL_SIZE : WALSEG_CAP_CHECKPOINT_DISTANCE;
+	return estimate;
 }
 
 static void
@@ -278,8 +291,8 @@ walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err)
 }
 
 /* Counts the future segments present right after `from`, up to `last`. */
-static int
-count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
+int
+walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 {
 	int			ahead = 0;
 
@@ -300,16 +313,20 @@ count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
  * Makes sure the `want` segments after the current insert segment exist (bounded by the
  * horizon): the library's step (preallocator.h) chooses each job, PostgreSQL's view of the
  * pool given: the insert segment, the target, the horizon, pg_wal's names. pacer: NULL, or
- * the library's pacer the fills are paced against (fed by them). Fills *r: how many were
- * created, how many are present, the bounded target, and the first failure, which ends the
- * round.
+ * the library's pacer the fills are paced against (fed by them). misses: NULL, or the
+ * preallocator's miss count, which looks at the start and the end of the round and learns
+ * of each install (misses.c). Fills *r: how many were created, how many are present, the
+ * bounded target and what bounded it, the misses found, and the first failure, which ends
+ * the round.
  */
 void
-walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegAhead *r)
+walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegMisses *misses,
+					WalsegAhead *r)
 {
 	XLogRecPtr	insert;
 	XLogSegNo	first;
 	XLogSegNo	last;
+	XLogSegNo	limit;
 	TimeLineID	tli;
 	int			method = 0;
 
@@ -322,8 +339,13 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegAhe
 	insert = GetXLogInsertRecPtr();
 	tli = GetWALInsertionTimeLine();
 	XLByteToSeg(insert, first, wal_segment_size);
-	last = Min(first + (XLogSegNo) Max(want, 0), horizon(insert));
+	limit = horizon(insert, &r->cap);
+	last = Min(first + (XLogSegNo) Max(want, 0), limit);
+	if (first + (XLogSegNo) Max(want, 0) <= limit)
+		r->cap = WALSEG_CAP_PREALLOC_SEGMENTS;
 	r->target = last > first ? (int) (last - first) : 0;
+	if (misses)
+		r->misses += walseg_misses_look(misses, tli, first);
 	if (r->target > 0 && !walseg_resolve_method(cancel, &method, &r->err))
 		r->failed = true;
 	/* At most r->target jobs: a job found present or skipped is not chosen twice in a row. */
@@ -355,11 +377,15 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegAhe
 			us = us > fill.paced_us ? us - fill.paced_us : 0;
 			XLogFileName(name, tli, segno, wal_segment_size);
 			walseg_stats_created(fill.method_used, us, name);
+			if (misses)
+				walseg_misses_installed(misses, tli, segno);
 			r->created++;
 		}
 		walseg_drain_library_log();
 	}
-	r->ahead = count_ahead(tli, first, last);
+	r->ahead = walseg_count_ahead(tli, first, last);
+	if (misses)
+		r->misses += walseg_misses_look(misses, tli, insert_segno());
 	if (r->failed && !r->err.canceled)
 		walseg_stats_failed(r->err.message);
 }

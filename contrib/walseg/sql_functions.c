@@ -1,16 +1,20 @@
 /*
  * contrib/walseg/sql_functions.c: the SQL interface (walseg--1.0.sql declares it).
  *
- *   walseg_status()                      the preallocator's shared statistics
- *   walseg_prealloc(n)                   create up to n future segments now      superuser
- *   walseg_bench(methods, size, n)       create and write phases, scratch dir    superuser
- *   walseg_fs_info(path)                 filesystem facts and auto's choice      superuser
+ *   walseg_status()                      the preallocator's state and statistics (status.c)
+ *   walseg_prealloc(n)                   create up to n future segments now      granted
+ *   walseg_bench(methods, size, n)       create and write phases, scratch dir    granted
+ *   walseg_fs_info(path)                 filesystem facts and auto's choice      granted
  *   walseg_segment_name(tli, segno)      PostgreSQL's segment file name
  *   walseg_parse_segment_name(name)      its strict inverse
  *
  * Bad input is an ERROR with errcode INVALID_PARAMETER_VALUE naming the argument; a failure
  * of the library is an ERROR carrying its message. Each function validates its arguments
  * first, then calls the bridge, then raises: no C++ object is alive at any ereport.
+ *
+ * Privileges: the three functions that create files on the server are revoked from PUBLIC
+ * in walseg--1.0.sql and have no superuser check here, as PostgreSQL's own functions since
+ * version 10, so that a superuser can GRANT EXECUTE on them to a role.
  */
 #include "walseg.h"
 
@@ -20,11 +24,13 @@
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
+#include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgrprotos.h"
@@ -33,23 +39,11 @@
 
 #define WALSEG_BENCH_MAX_N 1000
 
-PG_FUNCTION_INFO_V1(walseg_status);
 PG_FUNCTION_INFO_V1(walseg_prealloc);
 PG_FUNCTION_INFO_V1(walseg_bench);
 PG_FUNCTION_INFO_V1(walseg_fs_info);
 PG_FUNCTION_INFO_V1(walseg_segment_name);
 PG_FUNCTION_INFO_V1(walseg_parse_segment_name);
-
-static void
-require_superuser(const char *function)
-{
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied for function %s", function),
-				 errdetail("Only superusers may call %s: it creates files on the server.",
-						   function)));
-}
 
 static WalsegCancel
 query_cancel(void)
@@ -83,87 +77,12 @@ build_tuple_desc(FunctionCallInfo fcinfo, TupleDesc *desc)
 		elog(ERROR, "return type must be a row type");
 }
 
-/* {"zero_write": {"segments": 3, "avg_ms": 11.2, "max_ms": 20.5}, ...} */
-static Datum
-by_method_json(const WalsegMethodStats *by_method)
-{
-	StringInfoData buf;
-	bool		first = true;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '{');
-	for (int m = 0; m < walseg_method_count() && m < WALSEG_MAX_METHODS; m++)
-	{
-		if (by_method[m].created == 0)
-			continue;
-		appendStringInfo(&buf, "%s\"%s\": {\"segments\": " UINT64_FORMAT ", \"avg_ms\": %.3f, \"max_ms\": %.3f}",
-						 first ? "" : ", ", walseg_method_name(m), by_method[m].created,
-						 by_method[m].total_us / 1000.0 / by_method[m].created,
-						 by_method[m].max_us / 1000.0);
-		first = false;
-	}
-	appendStringInfoChar(&buf, '}');
-	return DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
-}
-
-Datum
-walseg_status(PG_FUNCTION_ARGS)
-{
-	WalsegShared s;
-	TupleDesc	desc;
-	Datum		v[13];
-	bool		nulls[13] = {0};
-	uint64		created = 0,
-				total_us = 0,
-				max_us = 0;
-
-	if (!walseg_shared)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("walseg is not loaded by shared_preload_libraries"),
-				 errdetail("The preallocator and its statistics exist only when the server loads walseg at start."),
-				 errhint("Add walseg to shared_preload_libraries in postgresql.conf and restart the server.")));
-	build_tuple_desc(fcinfo, &desc);
-	SpinLockAcquire(&walseg_shared->mutex);
-	memcpy(&s, walseg_shared, sizeof(s));
-	SpinLockRelease(&walseg_shared->mutex);
-	for (int m = 0; m < WALSEG_MAX_METHODS; m++)
-	{
-		created += s.by_method[m].created;
-		total_us += s.by_method[m].total_us;
-		max_us = Max(max_us, s.by_method[m].max_us);
-	}
-	v[0] = Int32GetDatum(s.worker_pid);
-	nulls[0] = s.worker_pid == 0;
-	v[1] = Int32GetDatum(s.segments_ahead);
-	v[2] = Int32GetDatum(s.target_ahead);
-	v[3] = Int64GetDatum((int64) created);
-	v[4] = by_method_json(s.by_method);
-	v[5] = Float8GetDatum(created ? total_us / 1000.0 / created : 0);
-	nulls[5] = created == 0;
-	v[6] = Float8GetDatum(max_us / 1000.0);
-	nulls[6] = created == 0;
-	v[7] = CStringGetTextDatum(s.last_segment);
-	nulls[7] = created == 0;
-	v[8] = TimestampTzGetDatum(s.last_create_at);
-	nulls[8] = created == 0;
-	v[9] = Int64GetDatum((int64) s.failures);
-	v[10] = CStringGetTextDatum(s.last_error);
-	nulls[10] = s.failures == 0;
-	v[11] = TimestampTzGetDatum(s.last_error_at);
-	nulls[11] = s.failures == 0;
-	v[12] = s.auto_method >= 0 ? CStringGetTextDatum(walseg_method_name(s.auto_method)) : 0;
-	nulls[12] = s.auto_method < 0;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, v, nulls)));
-}
-
 Datum
 walseg_prealloc(PG_FUNCTION_ARGS)
 {
 	int32		n = PG_GETARG_INT32(0);
 	WalsegAhead r;
 
-	require_superuser("walseg_prealloc");
 	if (n < 0 || n > walseg_guc_prealloc_segments_max())
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -175,7 +94,7 @@ walseg_prealloc(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("walseg_prealloc() cannot be executed during recovery.")));
 	/* Not paced: the caller waits for these (the preallocator's fills are). */
-	walseg_create_ahead(n, query_cancel(), NULL, &r);
+	walseg_create_ahead(n, query_cancel(), NULL, NULL, &r);
 	if (r.failed)
 		raise_error("walseg_prealloc", &r.err);
 	PG_RETURN_INT32(r.created);
@@ -249,7 +168,6 @@ walseg_bench(PG_FUNCTION_ARGS)
 	int64		size;
 	int32		n;
 
-	require_superuser("walseg_bench");
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 						errmsg("segment_size and n must not be NULL")));
@@ -300,10 +218,20 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 	Datum		v[9];
 	bool		nulls[9] = {0};
 
-	require_superuser("walseg_fs_info");
 	if (path[0] == '\0')
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("path must not be empty")));
+	/*
+	 * The probe creates files in the directory. A role granted EXECUTE may do so in or below
+	 * the data directory only; elsewhere it needs what PostgreSQL asks of COPY TO a file, as
+	 * pg_read_file asks pg_read_server_files for a path outside the data directory.
+	 */
+	if (!path_is_relative_and_below_cwd(path) &&
+		!has_privs_of_role(GetUserId(), ROLE_PG_WRITE_SERVER_FILES))
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to probe directory \"%s\"", path),
+						errdetail("Only roles with privileges of the \"%s\" role may probe directories outside the data directory.",
+								  "pg_write_server_files")));
 	if (stat(path, &st) != 0)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not stat directory \"%s\": %m", path)));

@@ -2,12 +2,22 @@
 
 \echo Use "CREATE EXTENSION walseg" to load this file. \quit
 
--- The preallocator's statistics (needs shared_preload_libraries = 'walseg').
+-- The preallocator's state and statistics. Without shared_preload_libraries = 'walseg'
+-- there is neither: state says so and every other column is NULL.
 CREATE FUNCTION walseg_status(
+    OUT state text,                 -- running | not running: <why> | in recovery |
+                                    -- not preloaded: add walseg to shared_preload_libraries
     OUT worker_pid int,             -- NULL when the preallocator is not running
-    OUT segments_ahead int,         -- future segments present in pg_wal at the last look
-    OUT target_ahead int,           -- walseg.prealloc_segments, bounded by max_wal_size
+    OUT segments_ahead int,         -- future segments present in pg_wal at the last look;
+                                    -- NULL in recovery (the preallocator waits for its end)
+    OUT target_ahead int,           -- walseg.prealloc_segments, bounded by the horizon
+    OUT target_capped_by text,      -- what bounds target_ahead: walseg.prealloc_segments,
+                                    -- max_wal_size, min_wal_size (right after a checkpoint)
+                                    -- or WAL since the last checkpoint (PostgreSQL's
+                                    -- estimate of what the next cycle needs)
     OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
+    OUT misses bigint,              -- segments the insert position reached before walseg
+                                    -- had them ready, which PostgreSQL made itself
     OUT created_by_method jsonb,    -- {"method": {"segments", "avg_ms", "max_ms"}}
     OUT avg_create_ms float8,       -- fill + fsync + install
     OUT max_create_ms float8,
@@ -21,14 +31,15 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'walseg_status'
 LANGUAGE C VOLATILE PARALLEL RESTRICTED;
 
--- Creates up to n future segments now (superuser); returns how many it created.
+-- Creates up to n future segments now; returns how many it created. Creates files in pg_wal:
+-- revoked from PUBLIC below, so superusers and the roles granted EXECUTE may call it.
 CREATE FUNCTION walseg_prealloc(n int)
 RETURNS int
 AS 'MODULE_PATHNAME', 'walseg_prealloc'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 -- The create and write phases of `walseg bench` in a scratch directory inside pg_wal
--- (superuser). methods NULL means every init method but auto.
+-- (revoked from PUBLIC below). methods NULL means every init method but auto.
 CREATE FUNCTION walseg_bench(
     methods text[] DEFAULT NULL,
     segment_size bigint DEFAULT 16777216,
@@ -46,7 +57,8 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walseg_bench'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
--- Filesystem facts of a directory (superuser); relative paths are in the data directory.
+-- Filesystem facts of a directory, probed with files made in it (revoked from PUBLIC below);
+-- relative paths are in the data directory.
 CREATE FUNCTION walseg_fs_info(
     path text DEFAULT 'pg_wal',
     OUT directory text,
@@ -77,3 +89,11 @@ CREATE FUNCTION walseg_parse_segment_name(
 RETURNS record
 AS 'MODULE_PATHNAME', 'walseg_parse_segment_name'
 LANGUAGE C STRICT STABLE PARALLEL SAFE;
+
+-- The functions that create files on the server are not for everyone, but by privilege, as
+-- PostgreSQL's own (pg_ls_waldir, pg_switch_wal, ...) since version 10: no superuser check
+-- in the C code, so `GRANT EXECUTE ON FUNCTION walseg_prealloc(int) TO ops` works, and
+-- pg_dump keeps such grants.
+REVOKE EXECUTE ON FUNCTION walseg_prealloc(int) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION walseg_bench(text[], bigint, int) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION walseg_fs_info(text) FROM PUBLIC;

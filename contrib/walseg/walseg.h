@@ -4,8 +4,10 @@
  * The extension is a thin adapter over the library, which does the work: module.c loads it and owns
  * the shared statistics, gucs.c registers the library's settings with PostgreSQL,
  * guc_report.c says what the configuration files hold for them, segment_create.c creates
- * future segments in pg_wal with PostgreSQL's installation protocol, preallocator.c is the
- * background worker that keeps them ahead, and sql_functions.c is the SQL interface. The
+ * future segments in pg_wal with PostgreSQL's installation protocol, misses.c counts the
+ * segments PostgreSQL needed before they were ready, preallocator.c is the
+ * background worker that keeps them ahead, and sql_functions.c and status.c are the SQL
+ * interface. The
  * library is reached only through bridge.h.
  *
  * Error levels, mapped at the bridge only: the preallocator reports failures at LOG and retries
@@ -36,6 +38,23 @@ typedef struct WalsegMethodStats
 	uint64		max_us;
 } WalsegMethodStats;
 
+/* What bounds the preallocator's target (walseg_status().target_capped_by). */
+typedef enum WalsegCap
+{
+	WALSEG_CAP_PREALLOC_SEGMENTS,	/* walseg.prealloc_segments itself */
+	WALSEG_CAP_MAX_WAL_SIZE,	/* redo segment + max_wal_size - 1 */
+	WALSEG_CAP_MIN_WAL_SIZE,	/* recycle horizon at its floor: redo + min_wal_size - 1 */
+	WALSEG_CAP_CHECKPOINT_DISTANCE	/* recycle horizon from the WAL since the redo pointer */
+} WalsegCap;
+
+/* Why the preallocator is not running, while it is not (walseg_status().state). */
+typedef enum WalsegWorkerExit
+{
+	WALSEG_WORKER_NOT_STARTED,	/* since the server started */
+	WALSEG_WORKER_SIGTERM,		/* stopped on SIGTERM; restarted after bgw_restart_time */
+	WALSEG_WORKER_FAILED		/* exited on an ERROR; restarted after bgw_restart_time */
+} WalsegWorkerExit;
+
 /* Statistics of everything that created segments in pg_wal: the preallocator and
  * walseg_prealloc(). */
 typedef struct WalsegShared
@@ -44,6 +63,10 @@ typedef struct WalsegShared
 	int			worker_pid;		/* 0 when the preallocator is not running */
 	int			segments_ahead; /* consecutive future segments present at last look */
 	int			target_ahead;	/* how many it wanted at last look (after the horizon) */
+	WalsegCap	target_cap;		/* what bounded target_ahead at last look */
+	uint64		misses;			/* segments PostgreSQL needed before walseg had them
+								 * ready (misses.c) */
+	WalsegWorkerExit worker_exit;	/* why worker_pid is 0 */
 	WalsegMethodStats by_method[WALSEG_MAX_METHODS];
 	uint64		last_create_us;
 	TimestampTz last_create_at;
@@ -60,7 +83,8 @@ extern WalsegShared *walseg_shared; /* NULL unless preloaded */
 extern void walseg_drain_library_log(void);
 extern void walseg_stats_created(int method_used, uint64 us, const char *segment);
 extern void walseg_stats_failed(const char *message);
-extern void walseg_stats_ahead(int ahead, int target);
+extern void walseg_stats_ahead(int ahead, int target, WalsegCap cap, uint64 misses);
+extern void walseg_stats_worker_exit(WalsegWorkerExit why);
 
 /* ---- gucs.c ---- */
 
@@ -84,6 +108,21 @@ typedef struct WalsegRefused
 
 extern void walseg_check_config_files(bool at_start, WalsegRefused *refused);
 
+/* ---- misses.c ---- */
+
+/* The preallocator's view of which segments were ready before the insert position reached
+ * them (misses.c says how it is kept); zeroed before its first round. */
+typedef struct WalsegMisses
+{
+	bool		started;
+	TimeLineID	tli;
+	XLogSegNo	seen;			/* insert segment at the last look; later ones not yet judged */
+	XLogSegNo	ready_upto;		/* each segment in (seen, ready_upto] was present ahead */
+} WalsegMisses;
+
+extern uint64 walseg_misses_look(WalsegMisses *m, TimeLineID tli, XLogSegNo insert);
+extern void walseg_misses_installed(WalsegMisses *m, TimeLineID tli, XLogSegNo segno);
+
 /* ---- segment_create.c ---- */
 
 typedef struct WalsegAhead
@@ -91,16 +130,21 @@ typedef struct WalsegAhead
 	int			created;		/* segments installed by this call */
 	int			ahead;			/* consecutive future segments present afterwards */
 	int			target;			/* future segments wanted, after the horizon */
+	WalsegCap	cap;			/* what bounded target */
+	uint64		misses;			/* found by this call (only with a WalsegMisses) */
 	bool		in_recovery;	/* nothing done: recovery is in progress */
 	bool		failed;			/* err says why; earlier creations stand */
 	WalsegErr	err;
 } WalsegAhead;
 
 extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer,
-								WalsegAhead *result);
+								WalsegMisses *misses, WalsegAhead *result);
+extern int	walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last);
 extern bool walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err);
 
 /* ---- preallocator.c ---- */
+
+#define WALSEG_RESTART_S 10		/* bgw_restart_time after an exit */
 
 extern void walseg_register_preallocator(void);
 extern PGDLLEXPORT void walseg_preallocator_main(Datum arg);

@@ -81,3 +81,10 @@ SELECT walseg_prealloc(-1);
 SELECT walseg_prealloc(1025);
 SELECT walseg_prealloc(NULL) IS NULL AS null_in_null_out;
 SELECT walseg_prealloc(0);
+
+-- walseg_status() declared with other columns than the library returns (a catalog from an
+-- older walseg--1.0.sql) is refused, not filled with values of other types.
+CREATE FUNCTION walseg_status_as_declared_before(OUT worker_pid int, OUT segments_ahead int)
+RETURNS record AS '$libdir/walseg', 'walseg_status' LANGUAGE C;
+SELECT * FROM walseg_status_as_declared_before();
+DROP FUNCTION walseg_status_as_declared_before();

@@ -27,8 +27,14 @@ BEGIN
   RETURN false;
 END $$;
 
-SELECT worker_pid IS NOT NULL AS running, target_ahead FROM walseg_status();
+SELECT state, worker_pid IS NOT NULL AS running, target_ahead, target_capped_by FROM walseg_status();
 SELECT wait_ready(3);
+
+-- A switch into a segment the worker had ready is no miss.
+SELECT misses AS misses_before FROM walseg_status() \gset
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+SELECT wait_ready(3);
+SELECT misses - :misses_before AS new_misses FROM walseg_status();
 
 -- After a switch the insert position is in the next segment; the worker tops up again.
 SELECT pg_switch_wal() IS NOT NULL AS switched;
@@ -85,10 +91,84 @@ BEGIN
     PERFORM pg_sleep(0.1);
   END LOOP;
 END $$;
-SELECT target_ahead FROM walseg_status();
+SELECT target_ahead, target_capped_by FROM walseg_status();
 ALTER SYSTEM RESET max_wal_size;
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
 SHOW max_wal_size;
 SELECT wait_ready(3);
 SELECT failures FROM walseg_status();
+
+--
+-- The other bounds of the target, from PostgreSQL's recycle horizon (XLOGfileslop): with
+-- min_wal_size = 32MB, right after a checkpoint whose redo pointer starts a segment, one
+-- segment after the redo segment (min_wal_size); after a segment's worth of WAL, the
+-- estimate from the WAL written since the checkpoint, two segments further.
+--
+CREATE FUNCTION wait_capped_by(what text) RETURNS bool LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    IF (SELECT target_capped_by = what FROM walseg_status()) THEN
+      RETURN true;
+    END IF;
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+  RETURN false;
+END $$;
+ALTER SYSTEM SET min_wal_size = '32MB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.5);
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+CHECKPOINT;
+SELECT wait_capped_by('min_wal_size');
+SELECT target_ahead, target_capped_by FROM walseg_status();
+SELECT pg_switch_wal() IS NOT NULL AS switched;
+SELECT wait_capped_by('WAL since the last checkpoint');
+SELECT target_ahead, target_capped_by FROM walseg_status();
+ALTER SYSTEM RESET min_wal_size;
+SELECT pg_reload_conf();
+SELECT wait_capped_by('walseg.prealloc_segments');
+
+--
+-- Misses: with walseg.prealloc_segments = 0 the worker makes nothing, so once the segments
+-- already there (made or recycled ahead) are used up, PostgreSQL makes the next ones itself,
+-- and the worker counts each.
+--
+CREATE TEMP TABLE misses_before AS SELECT misses FROM walseg_status();
+ALTER SYSTEM SET walseg.prealloc_segments = 0;
+SELECT pg_reload_conf();
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN (SELECT target_ahead = 0 FROM walseg_status());
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT target_ahead, target_capped_by FROM walseg_status();
+-- Switch until the next segment is missing, then into three segments nobody prepared,
+-- waiting in between so that the worker's looks see each one missing first.
+DO $$
+BEGIN
+  FOR i IN 1..200 LOOP
+    EXIT WHEN ready_ahead(1) = 0;
+    INSERT INTO walseg_t VALUES (i, 'x');
+    PERFORM pg_switch_wal();
+  END LOOP;
+  FOR i IN 1..3 LOOP
+    PERFORM pg_sleep(0.3);
+    INSERT INTO walseg_t VALUES (i, 'y');
+    PERFORM pg_switch_wal();
+  END LOOP;
+END $$;
+DO $$
+BEGIN
+  FOR i IN 1..300 LOOP
+    EXIT WHEN (SELECT s.misses >= b.misses + 3 FROM walseg_status() s, misses_before b);
+    PERFORM pg_sleep(0.1);
+  END LOOP;
+END $$;
+SELECT s.misses - b.misses AS new_misses FROM walseg_status() s, misses_before b;
+ALTER SYSTEM RESET walseg.prealloc_segments;
+SELECT pg_reload_conf();
+SELECT wait_ready(3);
+SELECT state, target_capped_by, failures FROM walseg_status();
