@@ -20,7 +20,6 @@
 #include "command.h"
 #include "number_options.h"
 #include "settings_options.h"
-#include "walseg/auto_method.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
 
