@@ -169,14 +169,22 @@ void keep_full_size_only(AutoDecision& d, const Directory& dir) {
 AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity) {
   AutoDecision d;
   d.probes = probe_all(dir, cfg);
-  d.method = decide_init_method(d.probes);
+  const RuleWorking w = apply_init_rule(d.probes);
+  d.method = d.probes[w.chosen].method;
   std::string numbers;
   for (const auto& p : d.probes)
     numbers += fmt::format("{}{}: create {:.0f} us, commit p10 {:.0f} us median {:.0f} us p99 {:.0f} us",
                            numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
                            p.commit_p10_us, p.commit_median_us, p.commit_p99_us);
-  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
-                         kCommitTolerance * 100, identity, numbers);
+  // The rule's own numbers, as `walseg bench`'s verdict prints them, so the two read alike.
+  const ProbeResult& best = d.probes[w.best];
+  const ProbeResult& cheap = d.probes[w.cheapest];
+  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best, {}'s {:.0f} us: at most "
+                         "{:.0f} us), then cheapest creation (at most {:.0f} us, from the cheapest of those, {}'s "
+                         "{:.0f} us){}, on {}: {}",
+                         kCommitTolerance * 100, to_string(best.method), best.commit_p10_us, w.threshold_us,
+                         w.create_bound_us, to_string(cheap.method), cheap.create_us,
+                         w.tie_break ? ", then the candidate order" : "", identity, numbers);
   return d;
 }
 
