@@ -145,7 +145,7 @@ nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohm
   fmt::print("  walseg.init_method = auto, probing this directory, chooses {}{}\n", to_string(a.method),
              agrees ? " (agrees with this run)"
                     : fmt::format(" (differs from this run: its probe measures {} files and {} of commits, "
-                                  "once; its numbers are in the JSON's auto.reason)",
+                                  "once; its numbers are in its LOG line and the JSON's auto.reason)",
                                   format_size(kProbeFileBytes), format_size(kProbeWriteBytes)));
   return {{"method", to_string(a.method)}, {"reason", a.reason}, {"agrees", agrees}};
 }
