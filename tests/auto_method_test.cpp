@@ -175,6 +175,35 @@ BOOST_AUTO_TEST_CASE(decision_does_not_depend_on_the_order_of_the_results) {
   BOOST_TEST(permutations == 120);
 }
 
+BOOST_AUTO_TEST_CASE(working_gives_the_threshold_the_passes_the_bound_and_whether_the_order_decided) {
+  // `walseg bench` prints these; they were not available, so the bench printed the chosen
+  // method's own p10 where the threshold belonged. sparse is the cheapest creation of all but
+  // fails the commit cut, so the bound comes from none, the cheapest of those that passed.
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 5000, 100),
+                                probe(InitMethod::kPosixFallocate, 300, 115),
+                                probe(InitMethod::kSparse, 20, 130),
+                                probe(InitMethod::kNone, 50, 119)};
+  RuleWorking w = apply_init_rule(r);
+  BOOST_TEST(w.best == 0u);
+  BOOST_TEST(w.threshold_us == 120.0);
+  BOOST_TEST(w.fast == (std::vector<std::size_t>{0, 1, 3}), boost::test_tools::per_element());
+  BOOST_TEST(w.cheapest == 3u);
+  BOOST_TEST(w.create_bound_us == 1050.0);
+  BOOST_TEST(w.both == (std::vector<std::size_t>{1, 3}), boost::test_tools::per_element());
+  BOOST_TEST(w.chosen == 1u);
+  BOOST_TEST(w.tie_break);
+  BOOST_TEST(name(decide_init_method(r)) == "posix_fallocate");
+}
+
+BOOST_AUTO_TEST_CASE(working_two_results_of_one_method_after_a_fallback_are_no_tie_break) {
+  // posix_fallocate fallen back to zero_write is fed to the rule as zero_write (what ran).
+  RuleWorking w = apply_init_rule({probe(InitMethod::kZeroWrite, 5000, 100), probe(InitMethod::kZeroWrite, 5100, 101),
+                                   probe(InitMethod::kNone, 50, 300)});
+  BOOST_TEST(w.both.size() == 2u);
+  BOOST_TEST(!w.tie_break);
+  BOOST_TEST(w.chosen == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(choose, AutoFixture)

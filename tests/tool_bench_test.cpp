@@ -2,12 +2,19 @@
 // (tool_test_util.h), on the smallest runs that still exercise it: the header describes the
 // phases asked for, and names walseg.direct_io when it is on; the append phase times only
 // writing, with no segment made meanwhile; the switch phase writes real WAL, so its segments
-// are retired and recycled without a warning, and a checkpoint's failure is its error. The measurements themselves are benchmarks
+// are retired and recycled without a warning, and a checkpoint's failure is its error; the
+// verdict's words and numbers follow from the rows it prints (the threshold is 1.2 x the best
+// p10 of the write table, and so on), and a method that fell back is never recommended. The
+// fallback is made with a failpoint (fallocate answering EOPNOTSUPP, as ext2 does). The measurements themselves are benchmarks
 // (bench/), not tests. Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <string>
 
 #include "tool_test_util.h"
@@ -99,6 +106,122 @@ BOOST_AUTO_TEST_CASE(AppendPhase_APreallocatorFailureIsReportedAsItself) {
   BOOST_TEST(contains(r.err, "walseg: could not fsync file"), r.err);
   BOOST_TEST(contains(r.err, "Input/output error"), r.err);
   BOOST_TEST(!contains(r.err, "segments were ready"), r.err);
+}
+
+namespace {
+
+// The p10 column of one table of `out` (the one under the line starting with `title`): method
+// -> p10, as printed. Fails the test when the table or its p10 column is missing.
+std::map<std::string, int> p10_column(const std::string& out, const std::string& title) {
+  std::map<std::string, int> col;
+  std::istringstream in(out.substr(out.find(title) == std::string::npos ? out.size() : out.find(title)));
+  std::string line;
+  std::getline(in, line);  // the title
+  std::getline(in, line);  // the header
+  BOOST_TEST_REQUIRE(std::regex_search(line, std::regex("^  method +used +n +p10 +median ")), line);
+  std::smatch m;
+  while (std::getline(in, line) && std::regex_search(line, m, std::regex("^  (\\S+) +\\S+ +\\d+ +(\\d+) ")))
+    col[m[1]] = std::stoi(m[2]);
+  return col;
+}
+
+// The write or create rows of the run's --methods, from the JSON: method -> row.
+std::map<std::string, nlohmann::json> json_rows(const nlohmann::json& doc, const std::string& phase,
+                                                const std::set<std::string>& methods) {
+  std::map<std::string, nlohmann::json> out;
+  for (const auto& r : doc["rows"])
+    if (r["phase"] == phase && methods.count(r["method"].get<std::string>())) out[r["method"]] = r;
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(Verdict_StatesTheRuleWithTheNumbersOfTheRowsItPrints) {
+  // The verdict chose "fastest commits" by the median and "both" by a p10 no table printed, and
+  // its "157 us" was the chosen method's p10, not the threshold; the creation bound's
+  // "cheapest" was not the printed cheapest creation; "within noise" was said unmeasured.
+  const std::set<std::string> methods = {"zero_write", "glibc_emulation", "sparse", "none"};
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods zero_write,glibc_emulation,sparse,none"
+               " --segment-size 1MB --segments 3 --write-bytes 512kB --json '" + dir + "/v.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/v.json"));
+  const auto& v = doc["verdict"];
+  for (const char* key : {"best_p10_method", "best_p10_us", "threshold_us", "passed_commits", "cheapest_passed",
+                          "cheapest_passed_create_us", "creation_bound_us", "passed_both", "both"})
+    BOOST_TEST_REQUIRE(v.contains(key), key << " missing from " << v.dump());
+  const auto writes = json_rows(doc, "write", methods);
+  const auto creates = json_rows(doc, "create", methods);
+  BOOST_TEST_REQUIRE(writes.size() == methods.size());
+  // Step 1: the threshold is 1.2 x the best p10, and exactly the methods at or under it passed.
+  double best = 1e300;
+  for (const auto& [m, row] : writes) best = std::min(best, row["p10_us"].get<double>());
+  BOOST_TEST(v["best_p10_us"].get<double>() == best);
+  BOOST_TEST(writes.at(v["best_p10_method"])["p10_us"].get<double>() == best);
+  const double threshold = v["threshold_us"].get<double>();
+  BOOST_TEST(std::abs(threshold - 1.2 * best) < 1e-9 * best, v.dump());
+  std::vector<std::string> passed, both;
+  for (const auto& [m, row] : writes)
+    if (row["p10_us"].get<double>() <= threshold) passed.push_back(m);
+  auto sorted = [](nlohmann::json j) { auto x = j.get<std::vector<std::string>>(); std::sort(x.begin(), x.end()); return x; };
+  BOOST_TEST(sorted(v["passed_commits"]) == passed, v.dump());
+  // Step 2: the creation bound comes from the cheapest of those that passed.
+  double cheapest = 1e300;
+  for (const auto& m : passed) cheapest = std::min(cheapest, creates.at(m)["median_us"].get<double>());
+  BOOST_TEST(v["cheapest_passed_create_us"].get<double>() == cheapest);
+  const double bound = std::max(cheapest + 1000, 2 * cheapest);
+  BOOST_TEST(v["creation_bound_us"].get<double>() == bound);
+  for (const auto& m : passed)
+    if (creates.at(m)["median_us"].get<double>() <= bound) both.push_back(m);
+  BOOST_TEST(sorted(v["passed_both"]) == both, v.dump());
+  // Step 3: the first of those in the candidate order; the order is given when it decided.
+  const std::vector<std::string> order = {"zero_write", "posix_fallocate", "glibc_emulation", "sparse", "fallocate_keep_size", "none"};
+  auto first = std::find_first_of(order.begin(), order.end(), both.begin(), both.end());
+  BOOST_TEST(v["both"] == *first);
+  BOOST_TEST(v.contains("tie_break_order") == (both.size() > 1), v.dump());
+  BOOST_TEST(contains(r.out, "tie-break: ") == (both.size() > 1), r.out);
+  BOOST_TEST(contains(r.out, "both: walseg.init_method = " + *first + "\n"), r.out);
+  // The words: the printed threshold is 1.2 x the best p10 of the printed write table (each
+  // printed rounded to the microsecond, so within 1), and whose p10 it is.
+  const auto table = p10_column(r.out, "Commits into a new segment");
+  int table_best = 1 << 30;
+  for (const auto& m : methods) table_best = std::min(table_best, table.at(m));
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("commits: p10 within 20% of the best, (\\S+)'s (\\d+) us: threshold 1.2 x (\\d+) = (\\d+) us; within it: ")), r.out);
+  BOOST_TEST(m[1] == v["best_p10_method"].get<std::string>());
+  BOOST_TEST(std::stoi(m[3]) == table_best);
+  BOOST_TEST(std::abs(std::stoi(m[4]) - 1.2 * table_best) <= 1.0, r.out);
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("creation: median within 1 ms or 2x of the cheapest of those, (\\S+)'s (\\d+) us: bound max\\((\\d+) \\+ 1000, 2 x (\\d+)\\) = (\\d+) us")), r.out);
+  BOOST_TEST(m[1] == v["cheapest_passed"].get<std::string>());
+  BOOST_TEST(std::abs(std::stoi(m[5]) - std::max(std::stod(m[3]) + 1000, 2 * std::stod(m[4]))) <= 2.0, r.out);
+  // Every phase measured once: nothing measured the noise, so nothing may claim it.
+  BOOST_TEST(!contains(r.out, "noise"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(Verdict_AMethodThatFellBackIsNeverRecommended_WhatRanIs) {
+  // On ext2 the verdict said "walseg.init_method = posix_fallocate", which runs as zero_write
+  // there (the `used` column said so). fallocate answering EOPNOTSUPP is that filesystem.
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=EOPNOTSUPP*0", 1);
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods posix_fallocate,fallocate_keep_size"
+               " --segment-size 1MB --segments 2 --write-bytes 256kB --json '" + dir + "/v.json'");
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(!contains(r.out, "walseg.init_method = posix_fallocate"), r.out);
+  BOOST_TEST(!contains(r.out, "walseg.init_method = fallocate_keep_size"), r.out);
+  const auto v = nlohmann::json::parse(std::ifstream(dir + "/v.json"))["verdict"];
+  BOOST_TEST_REQUIRE(v.contains("fell_back"), v.dump());
+  BOOST_TEST_REQUIRE(v.contains("both_row"), v.dump());
+  // walseg.fallocate_fallback's default: posix_fallocate writes zeros, fallocate_keep_size
+  // (which must not change the size) leaves the file empty.
+  BOOST_TEST(v["fell_back"]["posix_fallocate"] == "zero_write", v.dump());
+  BOOST_TEST(v["fell_back"]["fallocate_keep_size"] == "none", v.dump());
+  // Whichever row won, what is named is what that row ran.
+  const std::string both = v["both"].get<std::string>();
+  BOOST_TEST((both == "zero_write" || both == "none"), v.dump());
+  BOOST_TEST(both == v["fell_back"][v["both_row"].get<std::string>()].get<std::string>(), v.dump());
+  BOOST_TEST(contains(r.out, "both: walseg.init_method = " + both + "\n"), r.out);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("\\n  fell back on this filesystem[^\\n]*\\n")), r.out);
+  BOOST_TEST(contains(m[0], "posix_fallocate ran as zero_write, fallocate_keep_size ran as none"), m[0]);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

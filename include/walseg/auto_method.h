@@ -5,10 +5,10 @@
 // probe runs each candidate method on a few MiB in the probe directory: the durable creation
 // (fill + fsync) and then first-pass commits (kProbeWriteBytes of 8 kB pwrite + fdatasync into
 // the new file), the same measurements as `walseg bench`'s create and write phases, by the same
-// loop (measure_loop.h) and the same percentiles (latency_summary.h). The rule,
-// shared with the bench's verdict (decide_init_method), picks the method whose commits are
-// fastest (10th percentile within kCommitTolerance of the best), and among those the cheapest
-// to create, since the preallocator keeps creation off the commit path anyway. The decision
+// loop (measure_loop.h) and the same percentiles (latency_summary.h). The rule, shared with
+// the bench's verdict (apply_init_rule, which also returns its working), picks the method whose
+// commits are fastest (10th percentile within kCommitTolerance of the best), and among those the
+// cheapest to create, since the preallocator keeps creation off the commit path anyway. The decision
 // and its numbers are cached in `walseg.auto` in the cache directory (AutoOptions; the tool's
 // is the WAL directory itself) and logged with the reason. A walseg.auto that
 // is not walseg's cache (not a plain file of one link, not JSON with walseg's fields) is
@@ -32,6 +32,7 @@
 // complete files (it is written under a temporary name and renamed into place).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,7 @@ inline constexpr double kCommitTolerance = 0.20;
 /// it, count as equally cheap: creation runs in the background, and the differences between
 /// the metadata-only methods are noise (sub-millisecond on ext4 and xfs; on btrfs 1.4-2 ms for
 /// a 16 MiB segment, 0.6-0.9 ms for the probe's 4 MiB, so an absolute slack alone made the
-/// bench and the probe disagree). Ties go to the first method in the candidate order
-/// (zero_write, posix_fallocate, glibc_emulation, sparse, fallocate_keep_size, none).
+/// bench and the probe disagree). Ties go to the first method in kCandidateOrder.
 inline constexpr double kCreateSlackUs = 1000;
 inline constexpr double kCreateSlackRatio = 2.0;
 
@@ -81,9 +81,33 @@ struct AutoDecision {
 /// (latency_summary.h), the definition `walseg bench` and walseg_bench() print. Never throws.
 ProbeResult probe_result(InitMethod method, double create_us, std::vector<double> commit_us);
 
+/// The order that breaks a tie between methods equally fast and equally cheap: methods that
+/// reserve space come before those that do not, and the order never depends on noise.
+inline constexpr InitMethod kCandidateOrder[] = {InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
+                                                 InitMethod::kGlibcEmulation, InitMethod::kSparse,
+                                                 InitMethod::kFallocateKeepSize, InitMethod::kNone};
+
+/// The rule's working, step by step, so that a reader can check the choice against the numbers
+/// (`walseg bench` prints it). Indices are into the `results` given to apply_init_rule.
+struct RuleWorking {
+  std::size_t best = 0;           ///< the lowest commit_p10_us (the first such)
+  double threshold_us = 0;        ///< results[best].commit_p10_us * (1 + kCommitTolerance)
+  std::vector<std::size_t> fast;  ///< commit_p10_us <= threshold_us, in results order
+  std::size_t cheapest = 0;       ///< among `fast`, the lowest create_us (the first such)
+  /// max(cheapest + kCreateSlackUs, cheapest * kCreateSlackRatio), of results[cheapest]
+  double create_bound_us = 0;
+  std::vector<std::size_t> both;  ///< in `fast` and create_us <= create_bound_us
+  std::size_t chosen = 0;         ///< the one of `both` first in kCandidateOrder
+  bool tie_break = false;         ///< `both` held more than one method: the order decided
+};
+
 /// The rule: fastest commits (10th percentile) within kCommitTolerance, then cheapest creation
-/// within kCreateSlackUs or kCreateSlackRatio, then the candidate order. `results` must not be
-/// empty. Used by auto and by `walseg bench`'s verdict so the two always agree.
+/// (among those) within kCreateSlackUs or kCreateSlackRatio, then kCandidateOrder. `results`
+/// must not be empty. The one implementation, used by auto and by `walseg bench`'s verdict so
+/// that the two always agree. Never throws but std::bad_alloc.
+RuleWorking apply_init_rule(const std::vector<ProbeResult>& results);
+
+/// apply_init_rule's choice: results[chosen].method.
 InitMethod decide_init_method(const std::vector<ProbeResult>& results);
 
 /// Where auto probes and keeps its decision. The directories must stay open for the call.

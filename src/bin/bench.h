@@ -1,7 +1,7 @@
 // walseg bench: shared types of the benchmark's phases (one file per phase, bench_*.cpp).
 //
 // A phase turns the bench's settings into rows; cmd_bench.cpp prints the rows as a table in the
-// manner of pg_test_fsync, writes them as JSON, and derives the closing verdict from them.
+// manner of pg_test_fsync and writes them as JSON; bench_verdict.h derives the closing verdict.
 // Phases work in directories of the scratch (bench_scratch.h), remove what they made as they
 // go, and stop by BenchInterrupted when a stop signal arrives (bench_stop.h).
 #pragma once
@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench_scratch.h"
 #include "bench_stop.h"
@@ -65,6 +67,10 @@ struct Row {
   /// segment was made before, as the phase intends).
   std::uint64_t created_while_measuring = 0;
 };
+
+/// A table cell of microseconds, to the microsecond as every table and the verdict print them;
+/// "-" for a figure not measured (0).
+inline std::string cell(double us) { return us > 0 ? fmt::format("{:.0f}", us) : "-"; }
 
 /// A row of per-operation latencies: lat from `us` (sorted in place), ops_per_s and mb_per_s
 /// over `wall_seconds` (0: the sum of the samples, i.e. time spent in the operations).

@@ -16,10 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "bench_verdict.h"
 #include "command.h"
 #include "number_options.h"
 #include "settings_options.h"
-#include "walseg/auto_method.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
 
@@ -66,16 +66,15 @@ void print_header(const BenchSettings& s, const std::vector<std::string>& phases
                "recycling rewrites blocks; consider walseg.recycle = off\n");
 }
 
-std::string cell(double v) { return v > 0 ? fmt::format("{:.0f}", v) : "-"; }
-
 void print_rows(const std::vector<Row>& rows, const std::string& phase, const std::string& title) {
   fmt::print("\n{}\n", title);
-  fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used", "n",
-             "median", "p90", "p99", "max", "ops/s", "allocated", "note");
+  // p10 beside the median: the verdict's rule compares commits by their p10 (auto_method.h).
+  fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used", "n",
+             "p10", "median", "p90", "p99", "max", "ops/s", "allocated", "note");
   for (const Row& r : rows) {
     if (r.phase != phase) continue;
-    fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
-               r.method_used, r.lat.n, cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
+    fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
+               r.method_used, r.lat.n, cell(r.lat.p10), cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
                cell(r.lat.max), fmt::format("{:.1f}", r.ops_per_s), r.allocated_bytes, r.note);
   }
 }
@@ -102,68 +101,6 @@ void print_wal_rows(const std::vector<Row>& rows, const std::string& phase, cons
       fmt::print("  {:<20} {:<9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10.0f}  {}\n", r.method, r.io,
                  r.clients > 0 ? r.clients : 1, r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.max),
                  r.ops_per_s, r.method_used);
-}
-
-// An init method row (not a PostgreSQL reference, not recycle/recycled) of the given phase.
-const Row* method_row(const std::vector<Row>& rows, const std::string& phase, const std::string& m) {
-  for (const Row& r : rows)
-    if (r.phase == phase && r.method == m) return &r;
-  return nullptr;
-}
-
-nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
-  nlohmann::json v;
-  const Row* cheap = nullptr;
-  const Row* fast = nullptr;
-  for (InitMethod m : s.methods) {
-    std::string name(to_string(m));
-    if (const Row* c = method_row(rows, "create", name); c && (!cheap || c->lat.median < cheap->lat.median)) cheap = c;
-    if (const Row* w = method_row(rows, "write", name); w && (!fast || w->lat.median < fast->lat.median)) fast = w;
-  }
-  fmt::print("\nVerdict for this filesystem\n");
-  if (!method_row(rows, "create", std::string(to_string(s.methods.front()))) ||
-      !method_row(rows, "write", std::string(to_string(s.methods.front()))))
-    fmt::print("  (the verdict needs the create and write phases)\n");
-  if (cheap) {
-    fmt::print("  cheapest creation: {} ({} us median per segment)\n", cheap->method, cell(cheap->lat.median));
-    v["cheapest_creation"] = cheap->method;
-  }
-  if (fast) {
-    fmt::print("  fastest commits:   {} ({} us median, {} us p99 per commit)\n", fast->method,
-               cell(fast->lat.median), cell(fast->lat.p99));
-    v["fastest_commits"] = fast->method;
-  }
-  if (const Row* rec = method_row(rows, "write", "recycled"))
-    fmt::print("  a recycled segment commits in {} us median (the reference for written-once files)\n", cell(rec->lat.median));
-  if (!cheap || !fast) return v;
-  // "Both": the rule walseg.init_method = auto uses (auto_method.h), on this run's numbers.
-  std::vector<ProbeResult> results;
-  for (InitMethod m : s.methods) {
-    std::string name(to_string(m));
-    const Row* w = method_row(rows, "write", name);
-    const Row* c = method_row(rows, "create", name);
-    if (w && c) results.push_back(ProbeResult{m, c->lat.median, w->lat.p10, w->lat.median, w->lat.p99});
-  }
-  InitMethod both = decide_init_method(results);
-  const Row* c = method_row(rows, "create", std::string(to_string(both)));
-  const Row* w = method_row(rows, "write", std::string(to_string(both)));
-  fmt::print("  both: walseg.init_method = {} (commits within {:.0f}% of the fastest by 10th percentile, {} us; "
-             "creation {} us median)\n",
-             to_string(both), kCommitTolerance * 100, cell(w->lat.p10), cell(c->lat.median));
-  v["both"] = to_string(both);
-  return v;
-}
-
-// What walseg.init_method = auto decides by its own short probe in the same directory, so the
-// two can be compared in one run.
-nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v) {
-  Directory d = Directory::open(scratch.make_dir("auto"));
-  AutoDecision a = choose_init_method(d, s.config);
-  bool agrees = v.contains("both") && v["both"] == std::string(to_string(a.method));
-  fmt::print("  walseg.init_method = auto, probing this directory, chooses {}{}\n", to_string(a.method),
-             v.contains("both") ? (agrees ? " (agrees with this run)" : " (differs from this run: the two are within noise)") : "");
-  nlohmann::json j = {{"method", to_string(a.method)}, {"reason", a.reason}, {"agrees", agrees}};
-  return j;
 }
 
 nlohmann::json row_json(const Row& r, const FsInfo& fs) {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <optional>
 #include <vector>
 
@@ -26,26 +25,22 @@
 namespace walseg {
 namespace {
 
-constexpr InitMethod kCandidates[] = {InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
-                                      InitMethod::kGlibcEmulation, InitMethod::kSparse,
-                                      InitMethod::kFallocateKeepSize, InitMethod::kNone};
-
 // The probe: every candidate's file is created (fill + fsync, timed), then the first-pass
 // commits go round-robin (measure_loop.h), one commit per file in turn. The probe files have
 // temporary names, so a crash mid-probe leaves only what the start-up scan removes; they are
 // removed after the commits, or when the probe fails.
 std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
   std::vector<MeasureSeries> series;
-  std::vector<std::string> names(std::size(kCandidates));
-  std::vector<InitMethod> used(std::size(kCandidates));
-  for (std::size_t k = 0; k < std::size(kCandidates); ++k)
+  std::vector<std::string> names(std::size(kCandidateOrder));
+  std::vector<InitMethod> used(std::size(kCandidateOrder));
+  for (std::size_t k = 0; k < std::size(kCandidateOrder); ++k)
     series.push_back(MeasureSeries{
         .create =
             [&, k](int, double* own_us) {
               File f = create_temp_file(dir, &names[k]);
               const auto t0 = std::chrono::steady_clock::now();  // the fill and fsync only
               AllocReport a = allocate_file(
-                  f, kProbeFileBytes, AllocOptions{.method = kCandidates[k], .fallback = cfg.fallocate_fallback});
+                  f, kProbeFileBytes, AllocOptions{.method = kCandidateOrder[k], .fallback = cfg.fallocate_fallback});
               f.fsync();
               *own_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
               used[k] = a.used;
@@ -174,14 +169,22 @@ void keep_full_size_only(AutoDecision& d, const Directory& dir) {
 AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity) {
   AutoDecision d;
   d.probes = probe_all(dir, cfg);
-  d.method = decide_init_method(d.probes);
+  const RuleWorking w = apply_init_rule(d.probes);
+  d.method = d.probes[w.chosen].method;
   std::string numbers;
   for (const auto& p : d.probes)
     numbers += fmt::format("{}{}: create {:.0f} us, commit p10 {:.0f} us median {:.0f} us p99 {:.0f} us",
                            numbers.empty() ? "" : "; ", to_string(p.method), p.create_us,
                            p.commit_p10_us, p.commit_median_us, p.commit_p99_us);
-  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best), then cheapest creation, on {}: {}",
-                         kCommitTolerance * 100, identity, numbers);
+  // The rule's own numbers, as `walseg bench`'s verdict prints them, so the two read alike.
+  const ProbeResult& best = d.probes[w.best];
+  const ProbeResult& cheap = d.probes[w.cheapest];
+  d.reason = fmt::format("fastest commits (10th percentile within {:.0f}% of the best, {}'s {:.0f} us: at most "
+                         "{:.0f} us), then cheapest creation (at most {:.0f} us, from the cheapest of those, {}'s "
+                         "{:.0f} us){}, on {}: {}",
+                         kCommitTolerance * 100, to_string(best.method), best.commit_p10_us, w.threshold_us,
+                         w.create_bound_us, to_string(cheap.method), cheap.create_us,
+                         w.tie_break ? ", then the candidate order" : "", identity, numbers);
   return d;
 }
 
@@ -193,20 +196,32 @@ ProbeResult probe_result(InitMethod method, double create_us, std::vector<double
                      .commit_median_us = c.median, .commit_p99_us = c.p99};
 }
 
+RuleWorking apply_init_rule(const std::vector<ProbeResult>& results) {
+  RuleWorking w;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].commit_p10_us < results[w.best].commit_p10_us) w.best = i;
+  w.threshold_us = results[w.best].commit_p10_us * (1 + kCommitTolerance);
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].commit_p10_us <= w.threshold_us) w.fast.push_back(i);
+  w.cheapest = w.fast.front();  // best itself is always fast
+  for (std::size_t i : w.fast)
+    if (results[i].create_us < results[w.cheapest].create_us) w.cheapest = i;
+  const double c = results[w.cheapest].create_us;
+  w.create_bound_us = std::max(c + kCreateSlackUs, c * kCreateSlackRatio);
+  for (std::size_t i : w.fast)
+    if (results[i].create_us <= w.create_bound_us) w.both.push_back(i);
+  // Among the equally fast and equally cheap, the first in kCandidateOrder (its comment says why).
+  bool found = false;
+  for (InitMethod m : kCandidateOrder)
+    for (std::size_t i : w.both)
+      if (!found && results[i].method == m) w.chosen = i, found = true;
+  for (std::size_t i : w.both)
+    if (results[i].method != results[w.chosen].method) w.tie_break = true;
+  return w;
+}
+
 InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
-  double best = results.front().commit_p10_us;
-  for (const auto& r : results) best = std::min(best, r.commit_p10_us);
-  auto fast = [&](const ProbeResult& r) { return r.commit_p10_us <= best * (1 + kCommitTolerance); };
-  double cheapest = std::numeric_limits<double>::infinity();
-  for (const auto& r : results)
-    if (fast(r)) cheapest = std::min(cheapest, r.create_us);
-  const double cheap_enough = std::max(cheapest + kCreateSlackUs, cheapest * kCreateSlackRatio);
-  // Among the equally fast and equally cheap, the first in kCandidates order: methods that
-  // reserve space come before those that do not, and the order never depends on noise.
-  for (InitMethod m : kCandidates)
-    for (const auto& r : results)
-      if (r.method == m && fast(r) && r.create_us <= cheap_enough) return m;
-  return results.front().method;  // unreachable: the fastest result always qualifies
+  return results[apply_init_rule(results).chosen].method;
 }
 
 AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
