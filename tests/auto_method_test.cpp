@@ -273,6 +273,21 @@ BOOST_AUTO_TEST_CASE(a_walseg_auto_that_is_not_walsegs_cache_is_probed_past_and_
   }
 }
 
+// Break-it round 5 F3: a file put at walseg.auto while the probe ran (it takes about a
+// second) was replaced by the cache, though the name had been free when it was looked at.
+BOOST_AUTO_TEST_CASE(a_walseg_auto_that_appears_during_the_probe_is_never_replaced) {
+  failpoint::Spec put;
+  put.kind = failpoint::Kind::kCall;
+  put.call = [this] { write_text(cache(), "a user's notes\n"); };
+  failpoint::arm("fsync", put);  // the first fsync: of the first probe file
+  AutoDecision a = choose_init_method(d, cfg);
+  failpoint::disarm_all();
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(file_text(cache()) == "a user's notes\n");
+  BOOST_TEST(logs.count(LogLevel::kWarning, "appeared while the probe ran") >= 1u);
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.auto"}, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(cache_with_an_unknown_or_unusable_method_triggers_a_new_probe) {
   AutoDecision first = choose_init_method(d, cfg);
   auto j = nlohmann::json::parse(file_text(cache()));

@@ -233,6 +233,18 @@ BOOST_AUTO_TEST_CASE(min_and_max_size_follow_the_segment_size_unless_set_as_init
   BOOST_TEST(!too_small.report.ok());
 }
 
+// Break-it round 5 F6: 100us, 0.4 and 1us were accepted and rounded to 0 ms, which turned
+// the durable-LSN thread off: asking for more frequent updates disabled them.
+BOOST_AUTO_TEST_CASE(a_durable_lsn_interval_that_rounds_to_zero_is_refused_not_off) {
+  for (const char* v : {"100us", "0.4", "1us", "0.0001s", "0"}) {
+    auto l = load_line("durable_lsn_interval", v);
+    BOOST_TEST(!l.report.ok(), v);
+  }
+  auto ok = load_line("durable_lsn_interval", "1ms");
+  BOOST_TEST_REQUIRE(ok.report.ok(), to_string(ok.report.errors));
+  BOOST_TEST(make_config(ok.registry).durable_lsn_interval_ms == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(largest_sizes_do_not_overflow_the_snapshot) {
   auto l = load_text("walseg.segment_size = 1GB\nwalseg.min_size = 2147483647\n"
                      "walseg.max_size = 2147483647\nwalseg.wal_buffers = 2GB\n");

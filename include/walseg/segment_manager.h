@@ -23,7 +23,7 @@
 // it, durably, so that after a crash readers never start below a segment that may be gone.
 //
 // Errors: public calls throw walseg::Error. The preallocator keeps its first error and stops;
-// the next next_segment() or retire() throws it, after which the preallocator tries again
+// the next next_segment() of a segment not ready, or retire(), throws it, after which the preallocator tries again
 // (the condition, e.g. a full disk, may have been cleared).
 // Thread-safety: all public methods may be called from any thread; one writer is expected to
 // call next_segment with non-decreasing segment numbers.
@@ -132,8 +132,10 @@ class SegmentManager {
   SegmentManager(const SegmentManager&) = delete;
   SegmentManager& operator=(const SegmentManager&) = delete;
 
-  /// Returns segment `segno` of the current timeline, ready to be written. Throws walseg::Error
-  /// from a synchronous creation, or the preallocator's stored first error.
+  /// Returns segment `segno` of the current timeline, ready to be written. A ready one is
+  /// handed out even after the preallocator failed, so that a writer goes on while it has
+  /// segments. Throws walseg::Error from a synchronous creation, or, when `segno` is not
+  /// ready, the preallocator's stored first error.
   ReadySegment next_segment(SegNo segno);
 
   /// Creates segment (tli, segno) now, on the calling thread, as the pool would (init method,

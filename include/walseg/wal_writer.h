@@ -140,6 +140,7 @@ class WalWriter {
     bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
     bool zeroed = false;    ///< reads as zeros past what this writer wrote (ReadySegment::zeroed)
     std::string name;       ///< its file name in the manager's directory
+    bool written = false;   ///< written since the last refuse_unless_still_named()
   };
   /// The page cache's unit: a buffered write covering only part of one that is not cached
   /// reads it first (wal_write_out.cpp).

@@ -185,8 +185,10 @@ constexpr std::array<SettingDef, 15> kSettings = {{
      .postgres_note = "Inside PostgreSQL wal_buffers applies."},
     {.name = names::kDurableLsnInterval, .context = Context::kSighup,
      .description = "Sets the longest time between updates of the durable LSN in walseg.control "
-                    "while WAL is written (0: only at open and at a clean end).",
-     .spec = IntSpec{.default_value = kDefaults.durable_lsn_interval_ms, .min = 0, .max = 3600000,
+                    "while WAL is written.",
+     // No 0 ("off") here: a value meant as more often (100us) would round to it and turn the
+     // protection off (break-it round 5 F6); out of range instead. Config's 0 is for tests.
+     .spec = IntSpec{.default_value = kDefaults.durable_lsn_interval_ms, .min = 1, .max = 3600000,
                      .unit = Unit::kMilliseconds},
      .field = member<&Config::durable_lsn_interval_ms>(),
      .postgres_note = "The walseg tool's WAL writer only: inside PostgreSQL checkpoints and "

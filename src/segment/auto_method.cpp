@@ -123,7 +123,10 @@ CacheFile read_cache(const Directory& dir, const std::string& identity) {
   return out;
 }
 
-void write_cache(Directory& dir, const std::string& identity, const AutoDecision& d) {
+// replace: the name held walseg's cache when it was read; otherwise it held nothing and the
+// cache goes in only if it still does (a file put there during the probe, which takes a
+// second, is someone's: break-it round 5 F3). Returns false when it did not go in.
+bool write_cache(Directory& dir, const std::string& identity, const AutoDecision& d, bool replace) {
   nlohmann::json j;
   j["filesystem"] = identity;
   j["method"] = to_string(d.method);
@@ -139,7 +142,17 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
     f.pwrite_all(text.data(), text.size(), 0);
     f.fsync();
     f.close();
-    dir.rename_over(tmp, kAutoCacheFileName);
+    if (replace) {
+      dir.rename_over(tmp, kAutoCacheFileName);
+    } else {
+      try {
+        dir.rename_noreplace(tmp, kAutoCacheFileName);
+      } catch (const Error& e) {
+        if (e.errnum() != EEXIST) throw;
+        dir.unlink(tmp, true);
+        return false;
+      }
+    }
   } catch (...) {
     // Like the probe files, the cache's temporary file never outlives a failure.
     try {
@@ -149,6 +162,7 @@ void write_cache(Directory& dir, const std::string& identity, const AutoDecision
     throw;
   }
   dir.fsync();
+  return true;
 }
 
 // full_size_only: when the rule's choice makes files shorter than their size, the same rule
@@ -246,8 +260,10 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
                                           "walseg does not replace it; move it away so the probe need not run at "
                                           "every start",
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
-    else
-      write_cache(*opts.cache_dir, identity, d);
+    else if (!write_cache(*opts.cache_dir, identity, d, cache.exists))
+      log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" appeared while the probe ran, and "
+                                          "walseg does not replace a file it did not make",
+                                          opts.cache_dir->path_of(kAutoCacheFileName)));
   }
   if (opts.full_size_only) keep_full_size_only(d, dir);
   log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",

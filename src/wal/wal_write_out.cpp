@@ -106,6 +106,7 @@ std::size_t WalWriter::write_segment(WriteOut& w, std::size_t i, bool sync) {
   io_->write(s.file, part, sync, io_counters_);
   for (const WriteRun& r : part) io_counters_.bytes_written += r.len;
   s.synced = sync;
+  s.written = true;
   return i;
 }
 
@@ -135,15 +136,19 @@ void WalWriter::sync_earlier_segments() {
     }
 }
 
-// Before a commit is acknowledged, every segment it was written into must still be under its
+// Before a commit is acknowledged, every segment written since the last sync must still be under its
 // name: one removed or replaced (an `rm` or `mv` of a preallocated segment the writer had
 // already opened, break-it round 5 F8) took the synced bytes into a file no reader finds, and
 // acknowledging them would lose them. A path lookup per open segment (two at most, usually
 // one) per sync, beside an fdatasync.
 void WalWriter::refuse_unless_still_named() {
   for (const auto& s : segments_) {
-    // One opened early and not entered holds nothing yet: segment_for checks it on entry.
-    if (!s->announced || mgr_.directory().names_file(s->name, s->file.stat())) continue;
+    // Only those this sync covers: one done with may already be recycled under another name.
+    if (!s->written) continue;
+    if (mgr_.directory().names_file(s->name, s->file.stat())) {
+      s->written = false;
+      continue;
+    }
     const std::string path = mgr_.directory().path_of(s->name);
     throw make_error(ESTALE, "write", path,
                      fmt::format("segment \"{}\" was removed, renamed or replaced while walseg was writing to "
