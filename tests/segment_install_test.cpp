@@ -10,6 +10,8 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -142,6 +144,29 @@ BOOST_AUTO_TEST_CASE(custom_fill_replaces_the_method_and_its_result_is_stat_ed) 
   BOOST_TEST(r.alloc.size_bytes == kSize);
   BOOST_TEST(r.alloc.allocated_bytes == allocated_bytes(stat_path(dir / kSeg)));
   expect_complete(kSeg);
+}
+
+// Break-it round 5 F1b: a file moved onto the temporary name during the fill was renamed to
+// the segment's name (and, when the fill failed, removed).
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_is_neither_installed_nor_removed) {
+  failpoint::Spec move;
+  move.kind = failpoint::Kind::kCall;
+  std::string temp_name;
+  move.call = [&] {
+    for (const auto& e : d.list())
+      if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+    std::ofstream(dir / "mine") << "a user's file";
+    BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
+  };
+  failpoint::arm("create.after_fill", move);
+  BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
+                        [](const Error& e) { return e.errnum() == EEXIST; });
+  failpoint::disarm_all();
+  BOOST_REQUIRE(!temp_name.empty());
+  BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
+  std::ifstream in(dir / temp_name);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  BOOST_TEST(text == "a user's file");
 }
 
 BOOST_AUTO_TEST_CASE(recycle_renames_then_fsyncs_the_directory) {

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <fstream>
 #include <cstring>
 #include <vector>
 
@@ -374,6 +375,37 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_control_file_during_a_run_is_never_re
     const std::vector<char> now = walseg_test::read_all(d + "/" + kControlFileName);
     BOOST_TEST((std::vector<std::byte>(reinterpret_cast<const std::byte*>(now.data()),
                                        reinterpret_cast<const std::byte*>(now.data()) + now.size()) == theirs));
+  }
+}
+
+// Break-it round 5 F1 and F2: the names were checked before the control file's write and
+// fsync, so a file moved onto walseg.control.tmp during them was renamed onto walseg.control,
+// and one moved onto walseg.control was replaced. Here the move happens at that fsync.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_while_the_control_file_is_written_is_left_as_it_is) {
+  for (const std::string& target : {std::string(kControlTempFileName), std::string(kControlFileName)}) {
+    BOOST_TEST_CONTEXT(target) {
+      walseg_test::TempDir t;
+      const std::string d = t / "wal";
+      auto wal = Wal::open(d, small_config());
+      wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+      const std::string notes = "my precious notes\n";
+      const std::vector<char> control_before = walseg_test::read_all(d + "/" + kControlFileName);
+      failpoint::Spec move;
+      move.kind = failpoint::Kind::kCall;
+      move.call = [&] {
+        std::ofstream(t / "mine") << notes;
+        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + target).c_str()) == 0);
+      };
+      failpoint::arm("fsync", move);
+      BOOST_CHECK_THROW(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error);
+      failpoint::disarm_all();
+      const std::vector<char> now = walseg_test::read_all(d + "/" + target);
+      BOOST_TEST(std::string(now.begin(), now.end()) == notes);
+      if (target == kControlTempFileName) {  // the control file is the one walseg wrote before
+        const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
+        BOOST_TEST((control == control_before));
+      }
+    }
   }
 }
 

@@ -40,6 +40,8 @@
 // must outlive the PreparedSegment.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -92,7 +94,9 @@ class PreparedSegment {
                                  const AllocOptions& opts, const CustomFill& custom_fill = {},
                                  std::span<const std::byte> stamp = {});
 
-  /// Steps 4-5. Returns the report of both phases. Throws walseg::Error: EEXIST when
+  /// Steps 4-5. Returns the report of both phases. Throws walseg::Error: EEXIST when the
+  /// temporary name no longer names the file prepare() made (something was moved onto it:
+  /// that file is left where it is, neither renamed into place nor removed), or when
   /// final_name exists (the prepared file stays until this object goes, so a caller that
   /// lost a race simply drops it); the rename's errno (likewise); the directory fsync's errno,
   /// after which `on_failure` decides whether the new name is removed or stays (see above).
@@ -113,6 +117,7 @@ class PreparedSegment {
   PreparedSegment() = default;
   Directory* dir_ = nullptr;
   std::string temp_, final_, method_;
+  struct stat temp_stat_{};  ///< the temporary file's identity (device, inode) when made
   std::uint64_t size_ = 0;
   CreateReport report_;
   std::uint64_t started_us_ = 0;  ///< steady clock at step 1, microseconds

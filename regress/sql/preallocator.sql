@@ -16,16 +16,21 @@ CREATE FUNCTION ready_ahead(n int) RETURNS int LANGUAGE sql AS $$
    WHERE w.size = pos.size;
 $$;
 -- Waits (up to 30 s) until n segments are ready ahead; true if they are.
-CREATE FUNCTION wait_ready(n int) RETURNS bool LANGUAGE plpgsql AS $$
+CREATE FUNCTION wait_until(cond text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+  ok bool;
 BEGIN
   FOR i IN 1..300 LOOP
-    IF ready_ahead(n) = n THEN
+    EXECUTE 'SELECT ' || cond INTO ok;
+    IF ok THEN
       RETURN true;
     END IF;
     PERFORM pg_sleep(0.1);
   END LOOP;
   RETURN false;
 END $$;
+CREATE FUNCTION wait_ready(n int) RETURNS bool LANGUAGE sql
+  AS $$ SELECT wait_until(format('ready_ahead(%s) = %s', n, n)) $$;
 
 SELECT state, worker_pid IS NOT NULL AS running, target_ahead, target_capped_by FROM walseg_status();
 SELECT wait_ready(3);
@@ -105,16 +110,8 @@ SELECT failures FROM walseg_status();
 -- segment after the redo segment (min_wal_size); after a segment's worth of WAL, the
 -- estimate from the WAL written since the checkpoint, two segments further.
 --
-CREATE FUNCTION wait_capped_by(what text) RETURNS bool LANGUAGE plpgsql AS $$
-BEGIN
-  FOR i IN 1..300 LOOP
-    IF (SELECT target_capped_by = what FROM walseg_status()) THEN
-      RETURN true;
-    END IF;
-    PERFORM pg_sleep(0.1);
-  END LOOP;
-  RETURN false;
-END $$;
+CREATE FUNCTION wait_capped_by(what text) RETURNS bool LANGUAGE sql
+  AS $$ SELECT wait_until(format('(SELECT target_capped_by = %L FROM walseg_status())', what)) $$;
 ALTER SYSTEM SET min_wal_size = '32MB';
 SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);

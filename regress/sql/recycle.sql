@@ -38,5 +38,7 @@ SELECT count(*) AS leftovers FROM pg_ls_dir('pg_wal') f WHERE f LIKE 'walseg_scr
 DROP TABLE walseg_load;
 DROP TABLE walseg_t;
 DROP FUNCTION wait_ready(int);
+DROP FUNCTION wait_capped_by(text);
+DROP FUNCTION wait_until(text);
 DROP FUNCTION ready_ahead(int);
 DROP EXTENSION walseg;

@@ -119,6 +119,7 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
     std::string temp;
     File f = create_temp_file(dir, &temp);
     p.temp_ = temp;  // from here on the destructor removes it
+    p.temp_stat_ = f.stat();
     failpoint::hit("create.after_open");
     auto t = Clock::now();
     if (custom_fill) {
@@ -154,6 +155,18 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
 CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   Directory& dir = *dir_;
   auto t = Clock::now();
+  // The fill took a while (minutes, for a paced one, and the extension installs later still):
+  // a file moved onto the temporary name meanwhile is someone's, not to be renamed into place
+  // or removed (break-it round 5 F1b).
+  if (temp_stat_.st_ino != 0 && !dir.names_file(temp_, temp_stat_)) {
+    const std::string temp = dir.path_of(temp_);
+    temp_.clear();
+    throw make_error(EEXIST, "rename", temp,
+                     fmt::format("could not install segment \"{}\": its temporary file \"{}\" was replaced or "
+                                 "removed while walseg made it; what is under that name now is not walseg's and "
+                                 "is left as it is",
+                                 dir.path_of(final_), temp));
+  }
   try {
     dir.rename_noreplace(temp_, final_);
   } catch (const Error& e) {
@@ -181,7 +194,7 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
 
 PreparedSegment::PreparedSegment(PreparedSegment&& o) noexcept
     : dir_(o.dir_), temp_(std::move(o.temp_)), final_(std::move(o.final_)), method_(std::move(o.method_)),
-      size_(o.size_), report_(std::move(o.report_)), started_us_(o.started_us_),
+      temp_stat_(o.temp_stat_), size_(o.size_), report_(std::move(o.report_)), started_us_(o.started_us_),
       syscalls_before_(o.syscalls_before_), custom_(o.custom_) {
   o.temp_.clear();
 }
@@ -194,6 +207,7 @@ PreparedSegment& PreparedSegment::operator=(PreparedSegment&& o) noexcept {
     o.temp_.clear();
     final_ = std::move(o.final_);
     method_ = std::move(o.method_);
+    temp_stat_ = o.temp_stat_;
     size_ = o.size_;
     report_ = std::move(o.report_);
     started_us_ = o.started_us_;
@@ -204,7 +218,14 @@ PreparedSegment& PreparedSegment::operator=(PreparedSegment&& o) noexcept {
 }
 
 PreparedSegment::~PreparedSegment() {
-  if (dir_ && !temp_.empty()) remove_half_made(*dir_, temp_);
+  if (!dir_ || temp_.empty()) return;
+  // Someone's file now under the name: never removed. (No identity known: the fstat right
+  // after the exclusive creation failed, and the name is still the one walseg just made.)
+  try {
+    if (temp_stat_.st_ino != 0 && !dir_->names_file(temp_, temp_stat_)) return;
+  } catch (const Error&) {
+  }
+  remove_half_made(*dir_, temp_);
 }
 
 CreateReport create_segment(Directory& dir, const std::string& final_name,

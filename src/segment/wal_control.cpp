@@ -105,23 +105,40 @@ void write_control(Directory& dir, const WalControl& c) {
   // The file renamed over must still be this WAL's control file: one moved onto the name
   // while walseg ran (a user's notes, another WAL's control file) is someone's, and the
   // rename would destroy it. read_control throws, changing nothing, when it is damaged.
-  if (std::optional<WalControl> cur = read_control(dir); cur && cur->system_id != c.system_id)
-    throw make_error(EEXIST, "replace", dir.path_of(kControlFileName),
-                     fmt::format("could not update \"{}\": it now holds the control file of another WAL (system "
-                                 "identifier {}, this WAL's is {}), so it is not the file walseg wrote and walseg "
-                                 "will not replace it; move it out of the directory and put this WAL's back",
-                                 dir.path_of(kControlFileName), cur->system_id, c.system_id));
+  auto refuse_unless_still_this_wals = [&] {
+    if (std::optional<WalControl> cur = read_control(dir); cur && cur->system_id != c.system_id)
+      throw make_error(EEXIST, "replace", dir.path_of(kControlFileName),
+                       fmt::format("could not update \"{}\": it now holds the control file of another WAL (system "
+                                   "identifier {}, this WAL's is {}), so it is not the file walseg wrote and walseg "
+                                   "will not replace it; move it out of the directory and put this WAL's back",
+                                   dir.path_of(kControlFileName), cur->system_id, c.system_id));
+  };
+  refuse_unless_still_this_wals();
   check_control_temp(dir);
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  const struct stat mine = f.stat();
   try {
     f.pwrite_all(buf.data(), buf.size(), 0);
     f.fsync();
+    // Both names checked again right before the rename, after the write and fsync that take
+    // milliseconds (break-it round 5 F1, F2: a file moved onto either name meanwhile was
+    // renamed into place, or replaced). XXX: a microsecond window remains between these
+    // checks and the rename; renameat2(RENAME_EXCHANGE) and a check of what it swapped out
+    // would close it, once the power-loss model knows exchanges.
+    if (!dir.names_file(kControlTempFileName, mine))
+      throw make_error(EEXIST, "replace", dir.path_of(kControlTempFileName),
+                       fmt::format("could not update \"{}\": \"{}\" was replaced while walseg wrote it, so it is "
+                                   "not walseg's file and walseg will not rename it into place; move it out of the "
+                                   "directory",
+                                   dir.path_of(kControlFileName), dir.path_of(kControlTempFileName)));
+    refuse_unless_still_this_wals();
     f.close();
     dir.rename_over(kControlTempFileName, kControlFileName);
   } catch (...) {
     try {
-      dir.unlink(kControlTempFileName, true);
+      // Only walseg's own: a file moved onto the name meanwhile is someone's.
+      if (dir.names_file(kControlTempFileName, mine)) dir.unlink(kControlTempFileName, true);
     } catch (const Error&) {
       // the next write removes it first; the original error is the one that matters
     }
