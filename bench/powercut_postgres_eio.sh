@@ -64,8 +64,8 @@ pg_eio_case() {
   pg_expect "  ... and no segment name that was not there before" \
     test -z "$(comm -13 <(echo "$names0") <(pg_segments))"
   pg_expect "PostgreSQL commits meanwhile (200 transactions, all present)" pg_eio_commits
-  pg_expect "the retry installs the segment, ahead back to target (within 15 s)" \
-    pg_wait pg_eio_retried 15
+  pg_expect "the retry installs the segment, ahead back to target (within 30 s: the retry comes after 5 s, then a paced fill)" \
+    pg_wait pg_eio_retried 30
   waited=$((SECONDS - t0))
   pg_expect "the retried segment is whole" test "$(stat -c %s "$PG_WAL/$E_EXPECT" 2>/dev/null)" = "$PG_SEG_BYTES"
   pg_expect "  ... no temporary file left, and the retry did not fail" \
