@@ -249,4 +249,14 @@ BOOST_AUTO_TEST_CASE(BenchJsonDash_PutsTheDocumentAloneOnStdout) {
   BOOST_TEST(!fs::exists(dir + "/b/-"));
 }
 
+// Issue 17: `--phases create,create` ran the create phase twice.
+BOOST_AUTO_TEST_CASE(BenchRepeatedPhase_RunsOnce) {
+  Result r = run("bench --phases create,create --methods sparse --segments 1 --segment-size 1MB --dir '" + dir + "/b'");
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+  std::size_t tables = 0;
+  for (std::size_t at = r.out.find("Segment creation"); at != std::string::npos; at = r.out.find("Segment creation", at + 1))
+    ++tables;
+  BOOST_TEST(tables == 1u, r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

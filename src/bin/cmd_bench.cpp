@@ -259,10 +259,13 @@ void write_json(const std::string& path, int json_fd, const nlohmann::json& out)
 
 void run_bench(const BenchArgs& a) {
   BenchSettings s = make_settings(a);
-  std::vector<std::string> phases = a.phases.empty() ? kPhases : a.phases;
-  for (const auto& p : phases)
+  std::vector<std::string> phases;
+  for (const auto& p : a.phases.empty() ? kPhases : a.phases) {
     if (std::find(kPhases.begin(), kPhases.end(), p) == kPhases.end())
       throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
+    // Each phase once, in the order first given (as --methods): a repeat is no second round.
+    if (std::find(phases.begin(), phases.end(), p) == phases.end()) phases.push_back(p);
+  }
   // --json -: the document alone on stdout, the tables and progress on stderr.
   int json_fd = -1;
   if (a.json == "-") {
