@@ -1,5 +1,6 @@
-// How `walseg bench` is stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE without being killed,
-// so that it can remove its scratch directory first and then exit 128 + the signal's number.
+// How `walseg bench` and `walseg write` are stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE
+// without being killed, so that bench can remove its scratch directory first and write can
+// end cleanly with its summary, and then exit 128 + the signal's number.
 //
 // There is no signal handler: StopSignals blocks the signals in the thread that makes it,
 // before any other thread exists, so every thread started later (the library's preallocator,

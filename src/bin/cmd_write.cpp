@@ -1,11 +1,13 @@
 // walseg write: K clients append records and wait for each to be flushed (group commit),
 // printing commits/s and commit latency; --ack-log records each acknowledgement (clients.h).
 
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "bench_stop.h"
 #include "clients.h"
 #include "command.h"
 #include "number_options.h"
@@ -49,11 +51,15 @@ void run_write(const WriteArgs& a) {
                                             "or a larger walseg.wal_buffers",
                                             a.record_size, size, cfg.wal_buffers_bytes,
                                             WalWriter::max_payload_bytes(cfg)));
+  // SIGINT, SIGTERM, SIGHUP or a closed stdout end the run after the commits in progress, with
+  // the summary and a clean end, as --seconds would (issue 17); before any thread starts.
+  StopSignals stop;
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;
   if (!a.ack_log.empty()) ack_log.emplace(a.ack_log);
-  ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds, 0, ack_log ? &*ack_log : nullptr);
+  ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds, 0, ack_log ? &*ack_log : nullptr,
+                              [] { return stop_signal() != 0; });
   // A clean end, as PostgreSQL's shutdown checkpoint: from now on a record missing below
   // here is damage, not a torn tail.
   wal->checkpoint();
@@ -70,6 +76,13 @@ void run_write(const WriteArgs& a) {
              to_string(cfg.io_method), to_string(cfg.sync_method), st.syncs, s.n, st.flush_waits,
              st.commit_delays, cfg.commit_delay_us, st.segment_switches, st.short_writes);
   fmt::print("WAL now ends at {}\n", format_lsn(w.flushed_lsn()));
+  if (const int signo = stop_signal(); signo != 0) {
+    std::fprintf(stderr, "walseg write: interrupted by %s after %llu acknowledged commits; each is in the WAL, "
+                 "which ends at %s\n",
+                 signal_name(signo).c_str(), static_cast<unsigned long long>(s.n),
+                 format_lsn(w.flushed_lsn()).c_str());
+    exit_status() = 128 + signo;
+  }
 }
 
 RegisterCommand reg("write", [](CLI::App& app) {

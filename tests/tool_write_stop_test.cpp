@@ -1,0 +1,66 @@
+// `walseg write` stopped by a signal (issue 17): SIGINT or SIGTERM killed it with no word of
+// what had been acknowledged or where the WAL ends, and without the clean end that makes the
+// durable point the end of WAL. Now it ends after the commits in progress, prints the summary,
+// says what stopped it, and exits 128 + the signal; every acknowledged commit reads back.
+#define BOOST_TEST_MODULE tool_write_stop
+#include <boost/test/unit_test.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "tool_process.h"
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ostringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+long number_after(const std::string& text, const std::string& pattern) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(pattern + "([0-9]+)"))) return -1;
+  return std::stol(m[1]);
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_write_stop, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(ASignalEndsTheRunWithItsSummaryAndACleanEnd) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    BOOST_TEST_CONTEXT("signal " << sig) {
+      const std::string wal = dir + "/wal" + std::to_string(sig);
+      ToolProcess p({"write", "--dir", wal, "--seconds", "60", "--clients", "2", "-c", "walseg.segment_size=1MB"},
+                    dir + "/out", dir + "/err");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      p.signal(sig);
+      const int raw = p.wait(30);
+      const int status = raw >= 0 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+      const std::string out = slurp(dir + "/out"), err = slurp(dir + "/err");
+      BOOST_TEST(status == 128 + sig, err);
+      BOOST_TEST(contains(err, "interrupted by SIG"), err);
+      BOOST_TEST(contains(out, "WAL now ends at"), out);
+      const long commits = number_after(out, "^");
+      BOOST_TEST(commits > 0, out);
+      // Every acknowledged commit is a record, and the end is clean (the durable point).
+      Result r = run("recover --dir '" + wal + "'");
+      BOOST_TEST(r.status == 0, r.out << r.err);
+      BOOST_TEST(number_after(r.out, "records: ") >= commits, r.out);
+      BOOST_TEST(contains(r.out, "corruption: no"), r.out);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
