@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <map>
 #include <string>
+#include <fstream>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -47,7 +49,10 @@ constexpr std::uint64_t k16MB = 16 * k1MB;
 
 /// Creates `name` with `size` bytes: the first min(size, 4096) bytes are `fill` (so content
 /// can be compared), the rest a hole.
-void make_file(const std::string& path, std::uint64_t size, char fill = 'x') {
+// Filled with `fill`, or, when none is given, as walseg's own would be: zeros for a file under
+// a temporary name (what every fill method leaves), 'x' for anything else.
+void make_file(const std::string& path, std::uint64_t size, std::optional<char> given = std::nullopt) {
+  const char fill = given.value_or(path.find("/xlogtemp.") != std::string::npos ? '\0' : 'x');
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
   BOOST_REQUIRE_MESSAGE(fd >= 0, path);
   std::vector<char> head(std::min<std::uint64_t>(size, 4096), fill);
@@ -107,7 +112,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
   };
   std::map<std::string, ino_t> inode;
   for (const auto& [name, size] : others) {
-    make_file(dir / name, size, name[0]);
+    make_file(dir / name, size, name.starts_with("xlogtemp.") ? '\0' : name[0]);
     inode[name] = inode_of(dir / name);
   }
   walseg_test::LogCapture logs;
@@ -358,6 +363,26 @@ BOOST_AUTO_TEST_CASE(unreadable_segment_file_is_reported_with_its_path) {
   BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
                         error_is(EACCES, {dir.path() + "/000000010000000000000001", "Permission denied"}));
   BOOST_TEST(path_exists(dir / "000000010000000000000001"));
+}
+
+// Break-it round 5 F4: a user's xlogtemp.4242 was left alone by the first opening of a
+// directory and removed by the second. A file under a temporary name holding bytes walseg
+// never writes to one is someone's, at every opening; zeros, a ready stamp of this WAL and
+// the probe's record bytes are walseg's.
+BOOST_AUTO_TEST_CASE(a_temporary_name_holding_someone_elses_bytes_is_never_removed) {
+  make_file(dir / "xlogtemp.4242", 10, 'u');
+  make_file(dir / "xlogtemp.4243", 8192);  // zeros: walseg's
+  {
+    std::vector<char> probe(8192, '\x5a');
+    std::ofstream(dir / "xlogtemp.4244", std::ios::binary).write(probe.data(), static_cast<std::streamsize>(probe.size()));
+  }
+  for (int opening = 0; opening < 2; ++opening) {
+    ScanReport r = scan_and_clean(d, c1, false);
+    BOOST_TEST(path_exists(dir / "xlogtemp.4242"));
+    BOOST_TEST(contains(r.left_alone, "xlogtemp.4242 (temporary file holding bytes walseg never writes to one)"));
+  }
+  BOOST_TEST(!path_exists(dir / "xlogtemp.4243"));
+  BOOST_TEST(!path_exists(dir / "xlogtemp.4244"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

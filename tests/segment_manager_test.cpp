@@ -358,7 +358,8 @@ BOOST_AUTO_TEST_CASE(invariant_8_a_foreign_file_with_a_name_the_wal_needs_makes_
                         short_content.size(), short_content.size());
   // A refused open removes nothing, not even walseg's own leftovers, and leaves no lock file
   // it made.
-  walseg_test::put_file(dir / "xlogtemp.99", reinterpret_cast<const std::byte*>(short_content.data()), 100, 100);
+  const std::vector<std::byte> zeros(100);  // what a fill cut short leaves
+  walseg_test::put_file(dir / "xlogtemp.99", zeros.data(), zeros.size(), zeros.size());
   const auto names_before = walseg_test::list_names(dir.path());
   BOOST_CHECK_EXCEPTION(
       SegmentManager(dir.path(), opts(false)), Error,

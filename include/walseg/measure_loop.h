@@ -13,6 +13,7 @@
 // Lifetimes: the series' hooks and the plan's `check` are used only during the call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -34,6 +35,10 @@ struct MeasureSeries {
   /// Empty: the file is closed and left where it is.
   std::function<void(int round, File& file)> release;
 };
+
+/// Every byte of a measured commit's record: what the probe and bench files under temporary
+/// names hold besides zeros (the start-up scan tells walseg's leftovers by it, dir_scan.h).
+inline constexpr std::byte kMeasureRecordByte{0x5a};
 
 struct MeasurePlan {
   int rounds = 1;

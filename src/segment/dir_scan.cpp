@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/log.h"
+#include "walseg/measure_loop.h"
 #include "walseg/wal_control.h"
 
 namespace walseg {
@@ -60,6 +62,33 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
   *ready = stamped;
   return h.system_id == c.system_id && h.segment_size_bytes == c.segment_size_bytes &&
          h.block_size_bytes == c.block_size_bytes;
+}
+
+// What walseg puts in a file under a temporary name before it is renamed, so what a crash
+// leaves there: zeros (every fill method's, holes included), its ready stamp at the start,
+// and the auto probe's commits (kMeasureRecordByte). Anything else in the first kTempCheckBytes
+// is someone's (break-it round 5 F4: a user's xlogtemp.4242 was left alone by the first
+// opening and removed by the second). Never throws: an unreadable file is not removed.
+constexpr std::size_t kTempCheckBytes = 64 * 1024;
+bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
+                             const WalControl& control) {
+  if (static_cast<std::uint64_t>(st.st_size) > control.segment_size_bytes) return false;
+  try {
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    std::vector<std::byte> b(kTempCheckBytes);
+    b.resize(f.pread(b.data(), b.size(), 0));
+    std::size_t from = 0;
+    if (b.size() >= kReadyStampBytes) {
+      std::array<std::byte, kReadyStampBytes> head{};
+      std::copy_n(b.begin(), kReadyStampBytes, head.begin());
+      bool ready = false;
+      if (is_ours(head, control, &ready) && ready) from = kReadyStampBytes;
+    }
+    return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(from), b.end(),
+                       [](std::byte x) { return x == std::byte{0} || x == kMeasureRecordByte; });
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 struct Scanner {
@@ -108,15 +137,19 @@ struct Scanner {
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
     // walseg makes walseg.control before any temporary file: in a directory whose control
     // file this opening just made, a file with a temporary name is someone else's.
-    if (info.kind == WalFileKind::kTempFile && own_plain_file && !control_is_new) return remove_temp(name);
+    const bool temp_is_walsegs = info.kind == WalFileKind::kTempFile && own_plain_file && !control_is_new &&
+                                 temp_content_is_walsegs(dir, name, st, control);
+    if (temp_is_walsegs) return remove_temp(name);
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
     // A name that would be a segment's under another segment size is still not to be touched.
     if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
       return foreign(name, std::nullopt, "its segment number is out of range for this WAL's segment size");
     const std::string what = !S_ISREG(st.st_mode) ? "not a regular file"
                              : st.st_nlink != 1   ? fmt::format("{} with other hard links", to_string(info.kind))
-                             : info.kind == WalFileKind::kTempFile
+                             : info.kind == WalFileKind::kTempFile && control_is_new
                                  ? fmt::format("{} in a directory walseg had not used before", to_string(info.kind))
+                             : info.kind == WalFileKind::kTempFile
+                                 ? fmt::format("{} holding bytes walseg never writes to one", to_string(info.kind))
                                  : std::string(to_string(info.kind));
     report.left_alone.push_back(fmt::format("{} ({})", name, what));
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));

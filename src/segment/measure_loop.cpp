@@ -35,7 +35,7 @@ void run_round(const std::vector<MeasureSeries>& series, const MeasurePlan& plan
     files.push_back(series[k].create(round, &own));
     out[k].create_us.push_back(own >= 0 ? own : us_since(t0));
   }
-  const std::vector<char> record(plan.record_bytes, '\x5a');
+  const std::vector<char> record(plan.record_bytes, static_cast<char>(kMeasureRecordByte));
   for (std::uint64_t off = 0; plan.commit_bytes > 0 && off + record.size() <= plan.commit_bytes;
        off += record.size()) {
     if (plan.check) plan.check();  // a round's commits take seconds on a slow disk
