@@ -259,4 +259,14 @@ BOOST_AUTO_TEST_CASE(BenchRepeatedPhase_RunsOnce) {
   BOOST_TEST(tables == 1u, r.out);
 }
 
+// Issue 17: `--write-size 8MB` alone was refused with "--write-bytes must be at least
+// --write-size", though the user never gave --write-bytes: say it is the default, and what to do.
+BOOST_AUTO_TEST_CASE(BenchWriteSizeAboveTheDefaultWriteBytes_SaysItIsTheDefault) {
+  Result r = run("bench --write-size 8MB --dir '" + dir + "/b'");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "(4MB, the default)"), r.err);
+  BOOST_TEST(contains(r.err, "--full"), r.err);
+  BOOST_TEST(!fs::exists(dir + "/b"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

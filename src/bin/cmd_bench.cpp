@@ -35,6 +35,7 @@ struct BenchArgs {
   int segments = 10;
   std::string write_size = "8kB";
   std::string write_bytes = "4MB";
+  bool write_bytes_given = false;  ///< --write-bytes was on the command line
   bool full = false;
   std::vector<std::string> methods;
   std::vector<std::string> phases;
@@ -140,7 +141,11 @@ BenchSettings make_settings(const BenchArgs& a) {
   s.progress = ::isatty(2) != 0;
   if (!a.clients.empty()) s.clients = a.clients;
   if (s.write_bytes < s.write_size)
-    throw std::invalid_argument(fmt::format("--write-bytes must be at least --write-size ({})", format_size(s.write_size)));
+    throw std::invalid_argument(fmt::format("--write-bytes ({}{}) must be at least --write-size ({}): the write phase "
+                                            "writes --write-bytes into each segment in writes of --write-size; give "
+                                            "a larger --write-bytes, or --full",
+                                            a.write_bytes, a.write_bytes_given ? "" : ", the default",
+                                            format_size(s.write_size)));
   s.commit_seconds = a.commit_seconds;
   s.switch_segment_size = parse_segment_size_option("--switch-segment-size", a.switch_segment_size);
   check_segment_size(s.switch_segment_size);
@@ -336,7 +341,10 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (default 64, at least 8)")
       ->transform(integer_in(8, 100000));
   add_settings_options(*cmd, a->settings);
-  cmd->callback([a] { run_bench(*a); });
+  cmd->callback([a, cmd] {
+    a->write_bytes_given = cmd->get_option("--write-bytes")->count() > 0;
+    run_bench(*a);
+  });
 });
 
 }  // namespace
