@@ -79,4 +79,12 @@ BOOST_AUTO_TEST_CASE(show_of_an_unknown_setting_exits_1) {
   BOOST_TEST(r.err == "walseg: unrecognized configuration parameter \"walseg.nope\"\n");
 }
 
+// A new user's trial: `-c segment_size=1MB` said only "unrecognized configuration parameter".
+BOOST_AUTO_TEST_CASE(a_setting_without_its_prefix_is_refused_with_the_name_meant) {
+  auto r = run("show -c segment_size=1MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "unrecognized configuration parameter \"segment_size\""), r.err);
+  BOOST_TEST(contains(r.err, "did you mean \"walseg.segment_size\"?"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -78,8 +78,14 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
     for (char& c : name)
       if (c == '-') c = '_';
     if (auto err = next.set(name, std::string_view(opt).substr(eq + 1), Source::kCommandLine,
-                            Phase::kStartup))
+                            Phase::kStartup)) {
+      // `-c segment_size=1MB`: the prefix forgotten (a new user's trial).
+      const std::string prefixed = std::string(next.prefix()) + name;
+      if (!next.owns_name(name) && next.find(prefixed) != nullptr && err->hint.empty())
+        err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
+                                next.prefix(), prefixed);
       report.errors.push_back(std::move(*err));
+    }
   }
 }
 
