@@ -42,9 +42,15 @@ BOOST_AUTO_TEST_CASE(ASignalEndsTheRunWithItsSummaryAndACleanEnd) {
   for (int sig : {SIGINT, SIGTERM}) {
     BOOST_TEST_CONTEXT("signal " << sig) {
       const std::string wal = dir + "/wal" + std::to_string(sig);
-      ToolProcess p({"write", "--dir", wal, "--seconds", "60", "--clients", "2", "-c", "walseg.segment_size=1MB"},
+      const std::string acks = wal + ".ack";
+      ToolProcess p({"write", "--dir", wal, "--seconds", "60", "--clients", "2", "--ack-log", acks, "-c",
+                     "walseg.segment_size=1MB"},
                     dir + "/out", dir + "/err");
-      std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+      // Signalled once commits are being acknowledged (the signals are taken from then on),
+      // however slow the machine.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(50);
+      while (!contains(slurp(acks), "\nack ") && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
       p.signal(sig);
       const int raw = p.wait(30);
       const int status = raw >= 0 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

@@ -9,6 +9,7 @@
 // being written, and a file moved onto the name is left as it is.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -21,6 +22,15 @@ using namespace walseg_test;
 namespace {
 
 std::string name_of(SegNo segno) { return segment_file_name(1, segno, kSegBytes); }
+
+/// True if this process has `path` open (the writer's descriptors are its own).
+bool open_here(const std::string& path) {
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path(), ec) == path) return true;
+  }
+  return false;
+}
 
 /// Commits 1000-byte records until the insert position is past `lsn`.
 void commit_past(WalWriter& w, Appended& a, Lsn lsn) {
@@ -66,6 +76,7 @@ void replace_or_remove_next_segment(bool replace, IoMethod io) {
   // Past half of segment 1: segment 2 is open already (the writer's early open).
   commit_past(w, a, lsn_of_segment(1, kSegBytes * 3 / 4, kSegBytes));
   const std::string path = f.dir / name_of(2);
+  BOOST_REQUIRE_MESSAGE(open_here(path), "the writer did not open " << path << " early");
   if (replace) {
     std::ofstream(f.dir / "mine.tmp") << "a user's file";
     BOOST_REQUIRE(std::rename((f.dir / "mine.tmp").c_str(), path.c_str()) == 0);
@@ -107,7 +118,7 @@ BOOST_FIXTURE_TEST_CASE(the_current_segment_removed_fails_the_next_commit, WalWr
   commit_past(w, a, lsn_of_segment(1, 4096, kSegBytes));
   BOOST_REQUIRE(std::remove((dir / name_of(1)).c_str()) == 0);
   BOOST_CHECK_EXCEPTION(w.flush(a.add(w, 1000)), Error, [](const Error& e) {
-    return std::string(e.what()).find("no commit after it was acknowledged") != std::string::npos;
+    return std::string(e.what()).find("no commit after the removal was acknowledged") != std::string::npos;
   });
   BOOST_CHECK_THROW(w.flush(a.add(w, 10)), Error);  // final, as every write error
 }

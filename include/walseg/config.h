@@ -129,7 +129,8 @@ struct Config {
   std::uint64_t wal_buffers_bytes = 16 * kMiB;         ///< walseg.wal_buffers
   /// walseg.durable_lsn_interval, milliseconds: while a Wal is open, the longest time between
   /// two moves of walseg.control's durable LSN up to the flushed LSN (wal.h). 0 (tests only:
-  /// the setting's range starts at 1): it moves only at open and at a checkpoint or clean end.
+  /// the setting's range starts at 1): it moves only at open, at a checkpoint or clean end, and
+  /// at retire (truncate_before).
   std::uint32_t durable_lsn_interval_ms = 1000;
 };
 

@@ -20,7 +20,7 @@
 //   walseg.direct_io           bool                                        off         postmaster tool
 //   walseg.block_size          integer  B          1024 .. 65536, 2^n      8kB         postmaster tool
 //   walseg.wal_buffers         integer  kB         32 .. 2097152           16MB        postmaster tool
-//   walseg.durable_lsn_interval integer ms         1 .. 3600000            1s          sighup     tool
+//   walseg.durable_lsn_interval integer ms         1 .. 3600000            1s          postmaster tool
 //
 // Why these units: min_size and max_size use MB as PostgreSQL's min_wal_size/max_wal_size do;
 // block_size uses bytes because PostgreSQL shows its block sizes in bytes (8192);

@@ -115,6 +115,7 @@ class PreparedSegment {
 
  private:
   PreparedSegment() = default;
+  void drop_temp() noexcept;
   Directory* dir_ = nullptr;
   std::string temp_, final_, method_;
   struct stat temp_stat_{};  ///< the temporary file's identity (device, inode) when made

@@ -204,7 +204,7 @@ class SegmentManager {
   std::size_t wait_ready(std::size_t n, std::chrono::milliseconds timeout);
   /// Throws the preallocator's stored first error (walseg::Error, naming the path and the
   /// failed step), if there is one, and takes it (the preallocator then tries again), as
-  /// next_segment() and retire() do: for a caller whose wait_ready() returned short, to tell a
+  /// retire() does, and next_segment() for a segment that is not ready: for a caller whose wait_ready() returned short, to tell a
   /// failure from a timeout. Returns normally when nothing failed.
   void throw_if_failed();
 

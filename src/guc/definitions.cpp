@@ -183,7 +183,7 @@ constexpr std::array<SettingDef, 15> kSettings = {{
                      .min = 32, .max = 2 * 1024 * 1024, .unit = Unit::kKilobytes},
      .field = member<&Config::wal_buffers_bytes>(),
      .postgres_note = "Inside PostgreSQL wal_buffers applies."},
-    {.name = names::kDurableLsnInterval, .context = Context::kSighup,
+    {.name = names::kDurableLsnInterval, .context = Context::kPostmaster,
      .description = "Sets the longest time between updates of the durable LSN in walseg.control "
                     "while WAL is written.",
      // No 0 ("off") here: a value meant as more often (100us) would round to it and turn the

@@ -142,6 +142,11 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
     f.pwrite_all(text.data(), text.size(), 0);
     f.fsync();
     f.close();
+    // Replaced only if it is still walseg's cache (it was when read, a second ago).
+    if (replace && !read_cache(dir, identity).ours) {
+      dir.unlink(tmp, true);
+      return false;
+    }
     if (replace) {
       dir.rename_over(tmp, kAutoCacheFileName);
     } else {
@@ -261,8 +266,8 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
                                           "every start",
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
     else if (!write_cache(*opts.cache_dir, identity, d, cache.exists))
-      log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" appeared while the probe ran, and "
-                                          "walseg does not replace a file it did not make",
+      log(LogLevel::kWarning, fmt::format("not caching the auto decision: \"{}\" appeared or was replaced while the "
+                                          "probe ran, and walseg does not replace a file it did not make",
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
   }
   if (opts.full_size_only) keep_full_size_only(d, dir);

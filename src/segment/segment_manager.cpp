@@ -154,6 +154,12 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   // full disk stopped the writer while 19 preallocated segments were unused); the failure
   // is thrown when the writer needs one that is not there.
   if (auto e = book_.take(segno)) {  // handed out: from now on it holds WAL
+    // The preallocator logged its failure; let it try again now (the condition, a full disk,
+    // may be gone) rather than stay stopped until the ready ones run out.
+    if (error_ && background_ && !stop_) {
+      error_.reset();
+      work_cv_.notify_all();
+    }
     seg.recycled = e->recycled;
     seg.zeroed = e->zeroed;
     seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));

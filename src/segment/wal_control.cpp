@@ -117,8 +117,9 @@ void write_control(Directory& dir, const WalControl& c) {
   check_control_temp(dir);
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  const struct stat mine = f.stat();
+  struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
   try {
+    mine = f.stat();
     f.pwrite_all(buf.data(), buf.size(), 0);
     f.fsync();
     // Both names checked again right before the rename, after the write and fsync that take
@@ -138,7 +139,7 @@ void write_control(Directory& dir, const WalControl& c) {
   } catch (...) {
     try {
       // Only walseg's own: a file moved onto the name meanwhile is someone's.
-      if (dir.names_file(kControlTempFileName, mine)) dir.unlink(kControlTempFileName, true);
+      if (mine.st_ino == 0 || dir.names_file(kControlTempFileName, mine)) dir.unlink(kControlTempFileName, true);
     } catch (const Error&) {
       // the next write removes it first; the original error is the one that matters
     }

@@ -98,11 +98,15 @@ void Wal::mark_durable_loop() {
       manager_->mark_durable(flushed);
       marked = flushed;
       last_error.clear();
-    } catch (const Error& e) {
-      if (e.what() != last_error)
-        log(LogLevel::kWarning, fmt::format("could not record the durable LSN {} in the WAL in \"{}\": {}",
-                                            format_lsn(flushed), manager_->directory().path(), e.what()));
-      last_error = e.what();
+    } catch (const std::exception& e) {
+      // Anything (bad_alloc too) stays in this thread: the writer and its records are not at stake.
+      try {
+        if (e.what() != last_error)
+          log(LogLevel::kWarning, fmt::format("could not record the durable LSN {} in the WAL in \"{}\": {}",
+                                              format_lsn(flushed), manager_->directory().path(), e.what()));
+        last_error = e.what();
+      } catch (...) {
+      }
     }
     lk.lock();
   }

@@ -152,9 +152,10 @@ void WalWriter::refuse_unless_still_named() {
     const std::string path = mgr_.directory().path_of(s->name);
     throw make_error(ESTALE, "write", path,
                      fmt::format("segment \"{}\" was removed, renamed or replaced while walseg was writing to "
-                                 "it: what was written to it since is in no file of the WAL directory, and no "
-                                 "commit after it was acknowledged. Put the segment file back under its name "
-                                 "if you still have it, then run walseg recover",
+                                 "it: every record in it, those acknowledged before included, is now in no file "
+                                 "of the WAL directory, and no commit after the removal was acknowledged. Put "
+                                 "the segment file back under its name if you still have it, then run walseg "
+                                 "recover",
                                  path));
   }
 }
