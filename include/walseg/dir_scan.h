@@ -66,6 +66,9 @@ struct ScanReport {
   std::vector<ScannedSegment> short_segments;  ///< see above; sorted
   std::vector<ForeignFile> foreign;            ///< sorted by name
   std::vector<std::string> leftover_temps;     ///< temp leftovers found, not yet removed
+  /// Each leftover's identity (st_dev, st_ino) when surveyed, in leftover_temps' order: what
+  /// is under the name at removal must still be that file.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> leftover_temp_ids;
   std::vector<std::string> removed_temps;      ///< temp leftovers removed
   std::vector<std::string> left_alone;         ///< "name (what)" of other entries reported
 };
@@ -94,7 +97,8 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new = false);
 
-/// Removes report's leftover_temps (moving them to removed_temps, each with a LOG line), then
+/// Removes report's leftover_temps that are still the files surveyed (moving them to
+/// removed_temps, each with a LOG line; one replaced since is left, with a LOG line), then
 /// fsyncs `dir` if any was removed. Throws walseg::Error from the unlink or the fsync.
 void remove_leftover_temps(Directory& dir, ScanReport& report);
 

@@ -72,7 +72,9 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 constexpr std::size_t kTempCheckBytes = 64 * 1024;
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
                              const WalControl& control) {
-  if (static_cast<std::uint64_t>(st.st_size) > control.segment_size_bytes) return false;
+  // A probe file may be larger than a small segment.
+  if (static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(control.segment_size_bytes, kProbeFileBytes))
+    return false;
   try {
     File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     std::vector<std::byte> b(kTempCheckBytes);
@@ -82,7 +84,11 @@ bool temp_content_is_walsegs(const Directory& dir, const std::string& name, cons
       std::array<std::byte, kReadyStampBytes> head{};
       std::copy_n(b.begin(), kReadyStampBytes, head.begin());
       bool ready = false;
-      if (is_ours(head, control, &ready) && ready) from = kReadyStampBytes;
+      if (is_ours(head, control, &ready)) {
+        // A timeline switch's copy of a segment: this WAL's pages under a temporary name.
+        if (!ready) return true;
+        from = kReadyStampBytes;
+      }
     }
     return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(from), b.end(),
                        [](std::byte x) { return x == std::byte{0} || x == kMeasureRecordByte; });
@@ -100,7 +106,10 @@ struct Scanner {
 
   // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
   // directory surveys first and removes once it has accepted it.
-  void remove_temp(const std::string& name) { report.leftover_temps.push_back(name); }
+  void remove_temp(const std::string& name, const struct stat& st) {
+    report.leftover_temps.push_back(name);
+    report.leftover_temp_ids.emplace_back(static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino));
+  }
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
@@ -132,14 +141,14 @@ struct Scanner {
     const bool own_plain_file = S_ISREG(st.st_mode) && st.st_nlink == 1;
     if (name == kControlTempFileName) {
       check_control_temp(dir);  // someone's file under that name: refuse, never remove
-      return remove_temp(name);
+      return remove_temp(name, st);
     }
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
     // walseg makes walseg.control before any temporary file: in a directory whose control
     // file this opening just made, a file with a temporary name is someone else's.
     const bool temp_is_walsegs = info.kind == WalFileKind::kTempFile && own_plain_file && !control_is_new &&
                                  temp_content_is_walsegs(dir, name, st, control);
-    if (temp_is_walsegs) return remove_temp(name);
+    if (temp_is_walsegs) return remove_temp(name, st);
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
     // A name that would be a segment's under another segment size is still not to be touched.
     if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
@@ -208,12 +217,25 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 
 void remove_leftover_temps(Directory& dir, ScanReport& report) {
   if (report.leftover_temps.empty()) return;
-  for (const std::string& name : report.leftover_temps) {
+  for (std::size_t i = 0; i < report.leftover_temps.size(); ++i) {
+    const std::string& name = report.leftover_temps[i];
+    // Recovery ran between the survey and here: a file moved onto the name since is someone's.
+    if (i < report.leftover_temp_ids.size()) {
+      struct stat was{};
+      was.st_dev = static_cast<dev_t>(report.leftover_temp_ids[i].first);
+      was.st_ino = static_cast<ino_t>(report.leftover_temp_ids[i].second);
+      if (!dir.names_file(name, was)) {
+        log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
+                                        "scanned", dir.path_of(name)));
+        continue;
+      }
+    }
     dir.unlink(name, true);
     report.removed_temps.push_back(name);
     log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir.path_of(name)));
   }
   report.leftover_temps.clear();
+  report.leftover_temp_ids.clear();
   dir.fsync();
 }
 

@@ -102,6 +102,15 @@ std::size_t WalWriter::write_segment(WriteOut& w, std::size_t i, bool sync) {
   std::vector<WriteRun> part;
   for (; i < w.runs.size() && w.runs[i].first == segno; ++i) part.push_back(w.runs[i].second);
   OpenSegment& s = segment_for(segno);
+  // Whatever an earlier segment got without a sync (ring-full write-outs) is synced before a
+  // byte goes into a later one, as PostgreSQL's XLogWrite fsyncs each segment it finishes: so
+  // after any crash, WAL in a later segment proves the earlier ones whole, and a stop before
+  // it is damage, not a torn tail (the reader relies on it, wal_reader.cpp).
+  for (auto& o : segments_)
+    if (o->segno < segno && !o->synced) {
+      io_->write(o->file, {}, true, io_counters_);
+      o->synced = true;
+    }
   if (part.back().buf_index == 1) part.back().len = fill_tail(w, s);
   io_->write(s.file, part, sync, io_counters_);
   for (const WriteRun& r : part) io_counters_.bytes_written += r.len;
