@@ -64,6 +64,21 @@ BOOST_AUTO_TEST_CASE(ARecordLargerThanTheWalBuffersIsRefusedBeforeTheOpen) {
   BOOST_TEST(slurp(wal + "/walseg.control") == control);  // the same epoch, nothing rewritten
 }
 
+// Break-it round 6 F5: --ack-log naming walseg.control or a segment of the WAL appended the
+// log to it: the control file "damaged", every acknowledged record unreadable.
+BOOST_AUTO_TEST_CASE(AnAckLogUnderOneOfTheWalsOwnNamesIsRefused) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  for (const std::string name : {"walseg.control", "000000010000000000000001"}) {
+    const auto size = fs::file_size(wal + "/" + name);
+    auto r = run("write --dir '" + wal + "' --records 3 --ack-log '" + wal + "/" + name + "'" + k1MB);
+    BOOST_TEST(r.status == 2, name << ": " << r.err);
+    BOOST_TEST(contains(r.err, "put the ack log elsewhere"), r.err);
+    BOOST_TEST(fs::file_size(wal + "/" + name) == size, name);
+  }
+  BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
+}
+
 BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
   auto r = run("create --dir '" + dir + "/wal' --method zero_write --start 0xFFFFFFFFFFFFFF --segment-size 1MB");
   BOOST_TEST(r.status == 2, r.err);

@@ -1,7 +1,10 @@
 // walseg write: K clients append records and wait for each to be flushed (group commit),
 // printing commits/s and commit latency; --ack-log records each acknowledgement (clients.h).
 
+#include <sys/stat.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <stdexcept>
 
@@ -13,6 +16,7 @@
 #include "number_options.h"
 #include "settings_options.h"
 #include "tool_util.h"
+#include "walseg/dir_scan.h"
 #include "walseg/wal.h"
 #include "walseg/wal_format.h"
 
@@ -34,6 +38,21 @@ struct WriteArgs {
 // --record-size 0 is a record without data (pg_waldump_tool_test.sh writes them).
 constexpr std::uint64_t kMaxPayloadBuffersBytes = std::uint64_t{4} << 30;
 
+// An ack log under one of the WAL's own names (walseg.control, a segment) would write into
+// the WAL it checks (break-it round 6 F5: every record unreadable afterwards).
+void refuse_ack_log_in_the_wal(const WriteArgs& a) {
+  if (a.ack_log.empty()) return;
+  const std::filesystem::path log(a.ack_log);
+  const std::string name = log.filename().string();
+  struct stat d{}, p{};
+  const std::string parent = log.has_parent_path() ? log.parent_path().string() : ".";
+  if (!is_walseg_file_name(name) || ::stat(a.dir.c_str(), &d) != 0 || ::stat(parent.c_str(), &p) != 0) return;
+  if (d.st_dev == p.st_dev && d.st_ino == p.st_ino)
+    throw std::invalid_argument(fmt::format("--ack-log \"{}\" is one of walseg's own names in the WAL directory \"{}\": "
+                                            "put the ack log elsewhere",
+                                            a.ack_log, a.dir));
+}
+
 void run_write(const WriteArgs& a) {
   const std::uint64_t size = parse_size_option("--record-size", a.record_size, 0, kMaxRecordPayloadBytes);
   if (size * static_cast<std::uint64_t>(a.clients) > kMaxPayloadBuffersBytes)
@@ -51,6 +70,7 @@ void run_write(const WriteArgs& a) {
                                             "or a larger walseg.wal_buffers",
                                             a.record_size, size, cfg.wal_buffers_bytes,
                                             WalWriter::max_payload_bytes(cfg)));
+  refuse_ack_log_in_the_wal(a);
   // SIGINT, SIGTERM, SIGHUP or a closed stdout end the run after the commits in progress, with
   // the summary and a clean end, as --seconds would (issue 17); before any thread starts.
   StopSignals stop;
