@@ -53,13 +53,7 @@ LOOP=$(losetup -f --show "$WORK/btrfs.img" 2>/dev/null) || { LOOP=; skip "loop d
 mkdir -p "$MNT"
 mount -o compress=zstd "$LOOP" "$MNT" 2>/dev/null || skip "cannot mount btrfs (no kernel support?)"
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
-not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-contains() { [[ $1 == *"$2"* ]]; }
-lacks() { [[ $1 != *"$2"* ]]; }
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 count() { grep -o -- "$2" <<<"$1" | wc -l; }
 
 SETTINGS=(-c walseg.segment_size=1MB -c walseg.prealloc_segments=2 -c walseg.init_method=posix_fallocate)
@@ -132,5 +126,4 @@ check "kill loop: bytes after run 20 ($(bytes "$last")) <= (WAL + pool + 1) segm
   test "$(bytes "$last")" -le $(((end_seg + 3) * MiB + 65536))
 
 echo
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL -eq 0 ]]
+check_summary

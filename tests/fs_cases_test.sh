@@ -49,13 +49,7 @@ fi
 losetup -d "$probe"
 rm -f "$WORK/probe.img"
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
-not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
-# check DESCRIPTION COMMAND...: one assertion.
-check() { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
-contains() { [[ $1 == *"$2"* ]]; }
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # make_ext4 NAME SIZE_MB [mkfs options]: image, loop device, mount; sets MNT (no subshell, so the
 # trap's lists stay complete).
@@ -254,5 +248,4 @@ else
 fi
 
 echo
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL -eq 0 ]]
+check_summary

@@ -29,10 +29,7 @@ PG_WALDUMP=${PG_WALDUMP:-/usr/lib/postgresql/15/bin/pg_waldump}
 WORK=$(mktemp -d /var/tmp/walseg_waldump.XXXXXX) || { echo "FAIL: mktemp"; exit 1; }
 trap 'rm -rf "$WORK"' EXIT
 
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok   - $*"; }
-not_ok() { FAIL=$((FAIL + 1)); echo "FAIL - $*"; }
+source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # Record LSNs of `rmgr:` lines, normalised to upper-case hex without leading zeros (X/Y).
 lsns_of() {
@@ -94,5 +91,4 @@ run_case pages_across_segments_uring 150 20000 range -c walseg.prealloc_segments
 run_case small_uring_fsync 400 300 range -c walseg.prealloc_segments=0 -c walseg.io_method=io_uring \
   -c walseg.sync_method=fsync
 
-echo "$PASS passed, $FAIL failed"
-[[ $FAIL -eq 0 ]]
+check_summary

@@ -98,6 +98,14 @@ Event ev_of(Op op, std::string path, std::string path2 = "", std::uint64_t cover
   return e;
 }
 
+/// Appends 3000-byte seq_payload records (numbered from seq on) until the insert position
+/// reaches `until`, then flushes them all.
+void commit_until(WalWriter& w, std::uint64_t& seq, Lsn until) {
+  Lsn end = 0;
+  while (w.insert_lsn() < until) end = w.append(seq_payload(seq++, 3000));
+  w.flush(end);
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(segment_handout_order, OrderFixture)
@@ -131,11 +139,8 @@ BOOST_AUTO_TEST_CASE(C29_segments_made_on_demand_are_written_only_after_their_in
   io_record::start();
   {
     auto wal = Wal::open(dir.path(), cfg);
-    WalWriter& w = wal->writer();
-    Lsn end = 0;
     std::uint64_t seq = 0;
-    while (w.insert_lsn() < 4 * kSegBytes) end = w.append(seq_payload(seq++, 3000));
-    w.flush(end);
+    commit_until(wal->writer(), seq, 4 * kSegBytes);
     BOOST_TEST(wal->manager().stats().stalls >= 3u);  // the on-demand path was taken
   }
   check_order(io_record::stop(), 4);
@@ -145,18 +150,15 @@ BOOST_AUTO_TEST_CASE(C29_recycled_segments_are_written_only_after_their_rename_i
   cfg.prealloc_segments = 0;
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
-  Lsn end = 0;
   std::uint64_t seq = 0;
-  while (w.insert_lsn() < 4 * kSegBytes) end = w.append(seq_payload(seq++, 3000));
-  w.flush(end);
+  commit_until(w, seq, 4 * kSegBytes);
   std::set<std::string> before;
   for (const auto& n : list_names(dir.path()))
     if (looks_like_segment_name(n)) before.insert(n);
   io_record::start();
   w.truncate_before(w.flushed_lsn());  // segments 1..3 are renamed to future names
   BOOST_REQUIRE(wal->manager().stats().recycled >= 1u);
-  while (w.insert_lsn() < 7 * kSegBytes) end = w.append(seq_payload(seq++, 3000));
-  w.flush(end);
+  commit_until(w, seq, 7 * kSegBytes);
   std::vector<Event> ev = io_record::stop();
   std::size_t recycled_renames = 0;
   for (const Event& e : ev)

@@ -35,6 +35,19 @@ constexpr std::uint64_t kSeg = std::uint64_t{1} << 20;
 
 Config small_config() { return walseg_test::small_wal_config(kSeg, 1); }
 
+// Appends n records of 6000 bytes with `cfg`, flushes and checkpoints (a clean end), and,
+// before the writer goes, waits for `ready` segments to be ready ahead; returns the end of WAL.
+Lsn write_checkpointed(const std::string& dir, const Config& cfg, int n, std::size_t ready = 0) {
+  auto wal = Wal::open(dir, cfg);
+  std::vector<std::byte> rec(6000, std::byte{7});
+  Lsn end = 0;
+  for (int i = 0; i < n; ++i) end = wal->writer().append(rec);
+  wal->writer().flush(end);
+  wal->checkpoint();
+  if (ready > 0) BOOST_REQUIRE(wal->manager().wait_ready(ready, std::chrono::seconds(10)) == ready);
+  return end;
+}
+
 // Appends n records of `size` bytes and flushes; no checkpoint, as a writer killed after its
 // last flush leaves the control file. Returns the end of WAL.
 Lsn write_records(const std::string& dir, int n, std::size_t size = 3000) {
@@ -224,18 +237,10 @@ BOOST_AUTO_TEST_CASE(a_writer_refused_for_a_missing_segment_makes_no_file_and_le
   Config first = small_config();
   first.init_method = InitMethod::kSparse;
   first.prealloc_segments = 8;
-  {
-    auto wal = Wal::open(d, first);
-    std::vector<std::byte> rec(6000, std::byte{7});
-    Lsn end = 0;
-    for (int i = 0; i < 1000; ++i) end = wal->writer().append(rec);
-    wal->writer().flush(end);
-    wal->checkpoint();
-    BOOST_REQUIRE(end > lsn_of_segment(5, 0, kSeg));
-  }
+  BOOST_REQUIRE(write_checkpointed(d, first, 1000) > lsn_of_segment(5, 0, kSeg));
   const std::string hole = segment_file_name(1, 3, kSeg);
   std::filesystem::rename(d + "/" + hole, dir / hole);
-  walseg_test::write_bytes(d + "/xlogtemp.777", 0, 10, 't');  // a leftover of walseg's: still kept
+  walseg_test::write_bytes(d + "/xlogtemp.777", 0, 10, '\0');  // a leftover of walseg's (zeros): still kept
   const auto names = walseg_test::list_names(d);
   const auto control = walseg_test::read_all(d + "/" + kControlFileName);
   Config none = first;
@@ -258,15 +263,7 @@ BOOST_AUTO_TEST_CASE(a_refused_writer_keeps_the_never_written_short_segments_of_
   Config appending = small_config();
   appending.init_method = InitMethod::kNone;
   appending.prealloc_segments = 3;
-  {
-    auto wal = Wal::open(d, appending);
-    std::vector<std::byte> rec(6000, std::byte{7});
-    Lsn end = 0;
-    for (int i = 0; i < 400; ++i) end = wal->writer().append(rec);
-    wal->writer().flush(end);
-    wal->checkpoint();
-    BOOST_REQUIRE(wal->manager().wait_ready(3, std::chrono::seconds(10)) == 3u);
-  }
+  write_checkpointed(d, appending, 400, 3);
   const auto names = walseg_test::list_names(d);
   Config full = small_config();
   full.init_method = InitMethod::kZeroWrite;

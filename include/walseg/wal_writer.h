@@ -140,6 +140,7 @@ class WalWriter {
     bool announced = true;  ///< the manager was told the writer moved into it (next_segment)
     bool zeroed = false;    ///< reads as zeros past what this writer wrote (ReadySegment::zeroed)
     std::string name;       ///< its file name in the manager's directory
+    struct stat identity{}; ///< the file's device and inode when opened (what `name` must still name)
     bool written = false;   ///< written since the last refuse_unless_still_named()
   };
   /// The page cache's unit: a buffered write covering only part of one that is not cached
@@ -151,7 +152,8 @@ class WalWriter {
   /// walseg.direct_io: the O_DIRECT unit of the segments opened so far; memory_unit() before
   /// the first. Caller holds write_mu_.
   std::uint64_t direct_unit() const { return direct_unit_ != 0 ? direct_unit_ : memory_unit(); }
-  File open_segment(const std::string& name);  // and checks it is still the segment walseg made
+  /// Opens and checks it is still the segment walseg made; *identity gets its stat.
+  File open_segment(const std::string& name, struct stat* identity);
   File open_segment_file(const std::string& name);  // walseg.direct_io errors name the setting
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);

@@ -149,12 +149,12 @@ void WalWriter::sync_earlier_segments() {
 // name: one removed or replaced (an `rm` or `mv` of a preallocated segment the writer had
 // already opened, break-it round 5 F8) took the synced bytes into a file no reader finds, and
 // acknowledging them would lose them. A path lookup per open segment (two at most, usually
-// one) per sync, beside an fdatasync.
+// one) per sync, beside an fdatasync; the file's identity was taken when it was opened.
 void WalWriter::refuse_unless_still_named() {
   for (const auto& s : segments_) {
     // Only those this sync covers: one done with may already be recycled under another name.
     if (!s->written) continue;
-    if (mgr_.directory().names_file(s->name, s->file.stat())) {
+    if (mgr_.directory().names_file(s->name, s->identity)) {
       s->written = false;
       continue;
     }

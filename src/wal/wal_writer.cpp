@@ -212,15 +212,15 @@ namespace {
 // by name later (minutes later, for a preallocated one): something may have been moved onto
 // it or linked to it since. Checked on a descriptor of its own (the writer's may be O_DIRECT,
 // which a 40-byte pread cannot use) that must be the same file as the writer's.
-void refuse_unless_still_ours(const Directory& dir, const std::string& name, File& writer_file,
-                              const WalControl& control) {
+struct stat refuse_unless_still_ours(const Directory& dir, const std::string& name, File& writer_file,
+                                     const WalControl& control) {
   File check = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   const struct stat a = writer_file.stat();
   const struct stat b = check.stat();
   bool ready = false;
   std::optional<std::string> why = foreign_reason(check, control, &ready);
   if (!why && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) why = "it was replaced while being opened";
-  if (!why) return;
+  if (!why) return a;
   const std::string path = dir.path_of(name);
   throw make_error(EEXIST, "open", path,
                    fmt::format("could not write to segment \"{}\": it is no longer the segment walseg made: {}. "
@@ -234,9 +234,9 @@ void refuse_unless_still_ours(const Directory& dir, const std::string& name, Fil
 
 // Through the manager's open directory, by name: a directory renamed or re-pointed meanwhile
 // must not make the writer write into another WAL that took its name.
-File WalWriter::open_segment(const std::string& name) {
+File WalWriter::open_segment(const std::string& name, struct stat* identity) {
   File f = open_segment_file(name);
-  refuse_unless_still_ours(mgr_.directory(), name, f, mgr_.control());
+  *identity = refuse_unless_still_ours(mgr_.directory(), name, f, mgr_.control());
   return f;
 }
 
@@ -271,7 +271,7 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
   // round 5): forget it, and take the segment as if it had not been opened early, which
   // refuses a file that is not walseg's.
   std::erase_if(segments_, [&](const std::unique_ptr<OpenSegment>& s) {
-    return s->segno == segno && !s->announced && !mgr_.directory().names_file(s->name, s->file.stat());
+    return s->segno == segno && !s->announced && !mgr_.directory().names_file(s->name, s->identity);
   });
   for (auto& s : segments_) {
     if (s->segno != segno) continue;
@@ -283,7 +283,9 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
     return *s;
   }
   ReadySegment rs = mgr_.next_segment(segno);
-  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs.name), true, true, rs.zeroed, rs.name}));
+  struct stat identity{};
+  File f = open_segment(rs.name, &identity);
+  segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, std::move(f), true, true, rs.zeroed, rs.name, identity}));
   note_segment_entered();
   return *segments_.back();
 }
@@ -303,7 +305,10 @@ void WalWriter::open_next_early(SegNo segno) {
   std::optional<ReadySegment> rs = mgr_.peek_ready(segno);
   if (!rs) return;
   try {
-    segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, open_segment(rs->name), true, false, rs->zeroed, rs->name}));
+    struct stat identity{};
+    File f = open_segment(rs->name, &identity);
+    segments_.push_back(
+        std::make_unique<OpenSegment>(OpenSegment{segno, std::move(f), true, false, rs->zeroed, rs->name, identity}));
   } catch (const Error&) {
   }
 }
