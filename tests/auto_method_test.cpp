@@ -313,6 +313,29 @@ BOOST_AUTO_TEST_CASE(cache_made_on_another_filesystem_triggers_a_new_probe) {
   BOOST_TEST(nlohmann::json::parse(file_text(cache())).at("filesystem").get<std::string>() != "xfs:1");
 }
 
+// A stale cache of walseg's is replaced only while it is still walseg's: one a user moved
+// onto walseg.auto right before the rename (the "rename" failpoint runs there, after the
+// last check) was replaced.
+BOOST_AUTO_TEST_CASE(a_walseg_auto_replaced_right_before_the_stale_cache_is_renamed_over_is_kept) {
+  choose_init_method(d, cfg);
+  auto j = nlohmann::json::parse(file_text(cache()));
+  j["filesystem"] = "xfs:1";
+  write_text(cache(), j.dump());
+  failpoint::Spec put;
+  put.kind = failpoint::Kind::kCall;
+  put.call = [this] {
+    const std::string mine = dir.path() + "/mine";
+    write_text(mine, "a user's notes\n");
+    BOOST_REQUIRE(::rename(mine.c_str(), cache().c_str()) == 0);
+  };
+  failpoint::arm("rename", put);
+  AutoDecision a = choose_init_method(d, cfg);
+  failpoint::disarm_all();
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(file_text(cache()) == "a user's notes\n");
+  BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{"walseg.auto"}, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(full_size_only_narrows_a_cached_short_file_choice_to_the_full_size_methods) {
   BOOST_REQUIRE(name(decide_init_method(short_files_win())) == "fallocate_keep_size");
   write_cache("fallocate_keep_size", short_files_win());

@@ -131,6 +131,33 @@ BOOST_AUTO_TEST_CASE(Rename_IsAtomic_OldNameOrNewNeverBothNorNeither) {
   BOOST_TEST(new_name > 0);
 }
 
+// walseg.control is replaced by exchanging it with its temporary file: after a crash each
+// name holds its old file or both hold the other's, never one file under both names.
+BOOST_AUTO_TEST_CASE(Exchange_IsAtomic_BothNamesSwappedOrNeither) {
+  Script s = durable_file();
+  s.create("g", 8);
+  s.write(8, 0, 100, 'b');
+  s.sync(8);
+  s.dir_fsync();
+  s.rename("g", "f", 8, Op::kExchange);
+  BOOST_TEST(*content(state_of(s, Mode::kAllLost), "f") == std::string(8192, 'a'));
+  BOOST_TEST(*content(state_of(s, Mode::kAllKept), "f") == std::string(100, 'b'));
+  BOOST_TEST(*content(state_of(s, Mode::kAllKept), "g") == std::string(8192, 'a'));
+  int swapped = 0, kept = 0;
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    CrashState st = state_of(s, Mode::kRandom, seed);
+    const std::string f = content(st, "f").value_or("none"), g = content(st, "g").value_or("none");
+    BOOST_TEST_REQUIRE(f != g, "seed " << seed);
+    BOOST_TEST_REQUIRE((f == std::string(100, 'b')) == (g == std::string(8192, 'a')), "seed " << seed);
+    swapped += f == std::string(100, 'b');
+    kept += f == std::string(8192, 'a');
+  }
+  BOOST_TEST(swapped > 0);
+  BOOST_TEST(kept > 0);
+  s.dir_fsync();
+  BOOST_TEST(*content(state_of(s, Mode::kAllLost), "f") == std::string(100, 'b'));
+}
+
 BOOST_AUTO_TEST_CASE(LinkThenUnlinkFallback_CanLeaveBothNames) {
   Script s = durable_file();
   s.rename("f", "g", 7, Op::kLink);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -147,6 +148,58 @@ BOOST_AUTO_TEST_CASE(rename_failpoint_fails_before_touching_the_names) {
                         error_is(EIO, {"could not rename file", "Input/output error"}));
   BOOST_TEST(walseg_test::path_exists(dir / "f"));
   BOOST_TEST(!walseg_test::path_exists(dir / "g"));
+}
+
+namespace {
+std::string text_of(const std::string& p) {
+  const std::vector<char> b = read_all(p);
+  return std::string(b.begin(), b.end());
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(replace_checked_replaces_an_accepted_file_and_removes_the_old_one) {
+  Directory d = Directory::open(dir.path());
+  write_bytes(dir / "new", 0, 3, 'n');
+  write_bytes(dir / "old", 0, 5, 'o');
+  const struct stat mine = walseg_test::stat_path(dir / "new");
+  std::vector<std::string> checked;
+  auto r = d.replace_checked("new", mine, "old", [&](const std::string& name) {
+    checked.push_back(name);
+    return std::optional<std::string>();
+  });
+  BOOST_TEST(!r.has_value());
+  BOOST_TEST(text_of(dir / "old") == "nnn");
+  BOOST_TEST(!d.exists("new"));
+  // The target before the exchange, then what came out of it, under the source's name.
+  BOOST_TEST(checked == (std::vector<std::string>{"old", "new"}), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(replace_checked_refuses_a_file_the_check_rejects_and_changes_nothing) {
+  Directory d = Directory::open(dir.path());
+  write_bytes(dir / "new", 0, 3, 'n');
+  write_bytes(dir / "old", 0, 5, 'o');
+  const struct stat mine = walseg_test::stat_path(dir / "new");
+  auto r = d.replace_checked("new", mine, "old", [](const std::string&) { return std::optional<std::string>("no"); });
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(!r->source_replaced);
+  BOOST_TEST(r->why == "no");
+  BOOST_TEST(text_of(dir / "old") == "ooooo");
+  BOOST_TEST(text_of(dir / "new") == "nnn");
+}
+
+BOOST_AUTO_TEST_CASE(replace_checked_fills_a_missing_target_and_refuses_a_replaced_source) {
+  Directory d = Directory::open(dir.path());
+  write_bytes(dir / "new", 0, 3, 'n');
+  const struct stat mine = walseg_test::stat_path(dir / "new");
+  auto accept = [](const std::string&) { return std::optional<std::string>(); };
+  BOOST_TEST(!d.replace_checked("new", mine, "old", accept).has_value());
+  BOOST_TEST(text_of(dir / "old") == "nnn");
+  write_bytes(dir / "new", 0, 2, 'u');  // another file under the source's name
+  auto r = d.replace_checked("new", mine, "old", accept);
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(r->source_replaced);
+  BOOST_TEST(text_of(dir / "old") == "nnn");
+  BOOST_TEST(text_of(dir / "new") == "uu");
 }
 
 BOOST_AUTO_TEST_CASE(unlink_of_a_missing_file_without_missing_ok_throws_enoent) {

@@ -169,6 +169,30 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_is_nei
   BOOST_TEST(text == "a user's file");
 }
 
+// What remained of F1b: a file moved onto the temporary name after the check, right before
+// the rename (the "rename" failpoint runs there), was installed under the segment's name. It
+// is now seen there after the rename and put back under the name it was moved to.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_right_before_the_rename_is_not_installed) {
+  failpoint::Spec move;
+  move.kind = failpoint::Kind::kCall;
+  std::string temp_name;
+  move.call = [&] {
+    for (const auto& e : d.list())
+      if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+    std::ofstream(dir / "mine") << "a user's file";
+    BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
+  };
+  failpoint::arm("rename", move);
+  BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
+                        [](const Error& e) { return e.errnum() == EEXIST; });
+  failpoint::disarm_all();
+  BOOST_REQUIRE(!temp_name.empty());
+  BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
+  std::ifstream in(dir / temp_name);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  BOOST_TEST(text == "a user's file");
+}
+
 BOOST_AUTO_TEST_CASE(recycle_renames_then_fsyncs_the_directory) {
   create_segment(d, kSeg, kSize, options(InitMethod::kPosixFallocate));
   std::string future = segment_file_name(1, 9, kSize);

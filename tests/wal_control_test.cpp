@@ -409,4 +409,39 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_while_the_control_file_is_wri
   }
 }
 
+// The microsecond window that remained after the fix above: a file moved onto either name
+// after the last check, right before the rename (the "rename" failpoint runs there), was
+// renamed into place or replaced. The exchange checks both names again after it and undoes
+// itself.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_right_before_the_rename_is_left_as_it_is) {
+  for (const std::string& target : {std::string(kControlTempFileName), std::string(kControlFileName)}) {
+    BOOST_TEST_CONTEXT(target) {
+      walseg_test::TempDir t;
+      const std::string d = t / "wal";
+      auto wal = Wal::open(d, small_config());
+      wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+      const std::string notes = "my precious notes\n";
+      const std::vector<char> control_before = walseg_test::read_all(d + "/" + kControlFileName);
+      failpoint::Spec move;
+      move.kind = failpoint::Kind::kCall;
+      move.call = [&] {
+        std::ofstream(t / "mine") << notes;
+        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + target).c_str()) == 0);
+      };
+      failpoint::arm("rename", move);
+      BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error,
+                            [](const Error& e) { return e.errnum() == EEXIST; });
+      failpoint::disarm_all();
+      const std::vector<char> now = walseg_test::read_all(d + "/" + target);
+      BOOST_TEST(std::string(now.begin(), now.end()) == notes);
+      if (target == kControlTempFileName) {
+        const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
+        BOOST_TEST((control == control_before));
+      } else {  // walseg's new control file is not left behind under the temporary name
+        BOOST_TEST(!path_exists(d + "/" + kControlTempFileName));
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

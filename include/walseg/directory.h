@@ -1,5 +1,5 @@
 // Directory: an owned directory descriptor for the operations that make file creation durable:
-// listing, no-replace rename, unlink and directory fsync.
+// listing, no-replace rename, checked replace, unlink and directory fsync.
 //
 // Names passed to methods are entry names inside the directory, never paths. Every call goes
 // through failpoints and io_trace like File, and throws walseg::Error naming the full path.
@@ -10,6 +10,8 @@
 
 #include <sys/stat.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,10 +58,30 @@ class Directory {
   /// Not durable by itself: fsync() the directory afterwards.
   void rename_noreplace(const std::string& from, const std::string& to);
 
-  /// renameat(2): atomically puts `from` in the place of `to`, replacing a `to` that exists.
-  /// Only for walseg's own control file, the one file it replaces (wal_control.h); segments
-  /// are never replaced (rename_noreplace). Not durable by itself. Throws Error("rename").
-  void rename_over(const std::string& from, const std::string& to);
+
+  /// renameat2(RENAME_EXCHANGE): atomically swaps the files named `a` and `b`, both of which
+  /// must exist. Not durable by itself. Throws Error("rename"): ENOENT when either is missing,
+  /// EINVAL where the filesystem cannot exchange (some network and FUSE ones).
+  void exchange(const std::string& a, const std::string& b);
+
+  /// Why the file now under `name` must not be replaced, or nullopt if it may be.
+  using ReplaceCheck = std::function<std::optional<std::string>(const std::string& name)>;
+  struct ReplaceRefusal {
+    bool source_replaced;  ///< `from` no longer names the file walseg wrote
+    std::string why;       ///< else: what `replaceable` said of the file at `to`
+  };
+  /// Puts the file `from` (which must still be `mine`, by device and inode) in the place of
+  /// `to` only while `to` holds a file `replaceable` accepts, and never destroys another file:
+  /// the two are exchanged (RENAME_EXCHANGE), both then checked again (what went in is `mine`,
+  /// what came out passes `replaceable`), the exchange undone by a second one when either is
+  /// not, and only then is the file that came out, under `from`, removed (if that fails, it is
+  /// left there, not reported). So a file moved onto either name at any moment is left under a
+  /// name, never replaced. A missing `to` is filled by rename_noreplace. Where the filesystem cannot exchange (EINVAL) it checks, then
+  /// renameat(2)s: a microsecond window remains there between the check and the rename.
+  /// Returns nullopt when `from` replaced `to` (not yet durable: fsync() the directory), else
+  /// why not, having replaced nothing. Throws Error("rename", "remove" or "stat").
+  std::optional<ReplaceRefusal> replace_checked(const std::string& from, const struct stat& mine,
+                                                const std::string& to, const ReplaceCheck& replaceable);
 
   /// unlinkat(2). With missing_ok, ENOENT is not an error. Returns true if a file was removed.
   bool unlink(const std::string& name, bool missing_ok = false);
@@ -79,6 +101,10 @@ class Directory {
   std::vector<Entry> list() const;
 
  private:
+  /// renameat(2): atomically puts `from` in the place of `to`, replacing a `to` that exists.
+  /// Only through replace_checked, where the filesystem cannot exchange; segments are never
+  /// replaced (rename_noreplace). Not durable by itself. Throws Error("rename").
+  void rename_over(const std::string& from, const std::string& to);
   OwnedFd fd_;
 };
 

@@ -48,6 +48,7 @@ enum class Op : std::uint8_t {
   kUnlink,     ///< unlinkat path; identity is the file removed (looked up before the call)
   kDirFsync,   ///< fsync(2) of the directory `path`
   kMkdir,      ///< mkdir(2) of `path`
+  kExchange,   ///< renameat2(RENAME_EXCHANGE) of path and path2; identity is path's file
 };
 
 std::string_view to_string(Op op);
@@ -101,7 +102,7 @@ void record_sync(int fd, const std::string& path, bool data_only, int err,
 /// kOpen, kTruncate, kFallocate, kClose on descriptor fd (identity from fstat; fd < 0: none).
 void record_file_op(Op op, int fd, const std::string& path, int flags, std::uint64_t offset,
                     std::uint64_t length, int mode, int err);
-/// A namespace operation (kRename, kLink, kUnlink, kMkdir, kDirFsync) with the identity given
+/// A namespace operation (kRename, kLink, kUnlink, kMkdir, kDirFsync, kExchange) with the identity given
 /// (0/0 where unknown).
 void record_name_op(Op op, const std::string& path, const std::string& path2, std::uint64_t dev,
                     std::uint64_t ino, int err, std::uint64_t covers_before = 0);

@@ -156,6 +156,62 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
                          "\": " + errno_text(err));
 }
 
+void Directory::exchange(const std::string& a, const std::string& b) {
+  int err = inject("rename");
+  const bool rec = io_record::active();
+  const auto [dev, ino] = rec ? identity_of(fd(), a) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  if (err == 0 && ::syscall(SYS_renameat2, fd(), a.c_str(), fd(), b.c_str(), RENAME_EXCHANGE) != 0) err = errno;
+  if (rec) io_record::record_name_op(Op::kExchange, path_of(a), path_of(b), dev, ino, err);
+  done("rename", path_of(b), err);
+  if (err != 0)
+    throw make_error(err, "rename", path_of(a),
+                     "could not exchange files \"" + path_of(a) + "\" and \"" + path_of(b) + "\": " + errno_text(err));
+}
+
+std::optional<Directory::ReplaceRefusal> Directory::replace_checked(const std::string& from, const struct stat& mine,
+                                                                    const std::string& to,
+                                                                    const ReplaceCheck& replaceable) {
+  if (!names_file(from, mine)) return ReplaceRefusal{true, ""};
+  // Nothing to replace: a file that takes the name meanwhile makes it fail with EEXIST.
+  if (!exists(to)) {
+    rename_noreplace(from, to);
+    return std::nullopt;
+  }
+  if (auto why = replaceable(to)) return ReplaceRefusal{false, *why};
+  try {
+    exchange(from, to);
+  } catch (const Error& e) {
+    if (e.errnum() == ENOENT && !exists(to) && names_file(from, mine)) {
+      rename_noreplace(from, to);
+      return std::nullopt;
+    }
+    if (e.errnum() != EINVAL) throw;
+    // XXX: no exchange on this filesystem, so a file moved onto either name between the checks
+    // above and this rename is replaced or renamed into place.
+    rename_over(from, to);
+    return std::nullopt;
+  }
+  // Either name may have been given another file between the checks and the exchange: what
+  // went in must be walseg's file and what came out one the check accepts, or all is put back.
+  struct stat out{};
+  const bool out_known = ::fstatat(fd(), from.c_str(), &out, AT_SYMLINK_NOFOLLOW) == 0;
+  const bool in_is_mine = names_file(to, mine);
+  std::optional<std::string> why;
+  if (in_is_mine) why = out_known ? replaceable(from) : std::optional<std::string>("it vanished during the exchange");
+  if (!in_is_mine || why) {
+    exchange(from, to);
+    return ReplaceRefusal{!in_is_mine, why.value_or("")};
+  }
+  // The file that came out is removed only while still the one checked: no other is. It is
+  // replaced already, so a failure to remove it fails nothing: it stays under `from`, where
+  // the caller's next replace looks for its leftover.
+  try {
+    if (names_file(from, out)) unlink(from, true);
+  } catch (const Error&) {
+  }
+  return std::nullopt;
+}
+
 bool Directory::unlink(const std::string& name, bool missing_ok) {
   int err = inject("unlink");
   const bool rec = io_record::active();

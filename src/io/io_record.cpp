@@ -56,8 +56,8 @@ bool all_zero(const struct iovec* iov, int iovcnt, std::size_t bytes) {
 std::string_view to_string(Op op) {
   static constexpr std::string_view kNames[] = {"open",   "write", "fsync", "fdatasync",
                                                 "ftruncate", "fallocate", "close", "rename",
-                                                "link",   "unlink", "dir_fsync", "mkdir"};
-  static_assert(std::size(kNames) == static_cast<std::size_t>(Op::kMkdir) + 1, "a name per Op");
+                                                "link",   "unlink", "dir_fsync", "mkdir", "exchange"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Op::kExchange) + 1, "a name per Op");
   return kNames[static_cast<std::size_t>(op)];
 }
 

@@ -93,12 +93,12 @@ std::vector<ProbeResult> read_probes(const nlohmann::json& j) {
   return out;
 }
 
-CacheFile read_cache(const Directory& dir, const std::string& identity) {
+CacheFile read_cache(const Directory& dir, const std::string& identity, const char* name = kAutoCacheFileName) {
   CacheFile out;
-  if (!dir.exists(kAutoCacheFileName)) return out;
+  if (!dir.exists(name)) return out;
   out.exists = true;
   try {
-    File f = File::open_at(dir, kAutoCacheFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     if (!S_ISREG(f.stat().st_mode) || f.stat().st_nlink != 1) return out;
     std::string text(64 * 1024, '\0');
     text.resize(f.pread(text.data(), text.size(), 0));
@@ -138,30 +138,39 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
   std::string text = j.dump(2) + "\n";
   std::string tmp;
   File f = create_temp_file(dir, &tmp);
+  struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
+  // Only walseg's own temporary file is removed: one moved onto its name meanwhile is someone's.
+  auto drop_tmp = [&] {
+    if (mine.st_ino == 0 || dir.names_file(tmp, mine)) dir.unlink(tmp, true);
+  };
   try {
+    mine = f.stat();
     f.pwrite_all(text.data(), text.size(), 0);
     f.fsync();
     f.close();
-    // Replaced only if it is still walseg's cache (it was when read, a second ago).
-    if (replace && !read_cache(dir, identity).ours) {
-      dir.unlink(tmp, true);
-      return false;
-    }
     if (replace) {
-      dir.rename_over(tmp, kAutoCacheFileName);
+      // Replaced only while it is still walseg's cache (it was when read, a second ago).
+      auto refused = dir.replace_checked(tmp, mine, kAutoCacheFileName, [&](const std::string& name) {
+        return read_cache(dir, identity, name.c_str()).ours ? std::nullopt
+                                                            : std::optional<std::string>("not walseg's cache");
+      });
+      if (refused) {
+        drop_tmp();
+        return false;
+      }
     } else {
       try {
         dir.rename_noreplace(tmp, kAutoCacheFileName);
       } catch (const Error& e) {
         if (e.errnum() != EEXIST) throw;
-        dir.unlink(tmp, true);
+        drop_tmp();
         return false;
       }
     }
   } catch (...) {
     // Like the probe files, the cache's temporary file never outlives a failure.
     try {
-      dir.unlink(tmp, true);
+      drop_tmp();
     } catch (const Error&) {
     }
     throw;

@@ -157,21 +157,31 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   auto t = Clock::now();
   // The fill took a while (minutes, for a paced one, and the extension installs later still):
   // a file moved onto the temporary name meanwhile is someone's, not to be renamed into place
-  // or removed (break-it round 5 F1b). XXX: a microsecond window remains between this check
-  // and the rename, as in write_control (wal_control.cpp).
-  if (temp_stat_.st_ino != 0 && !dir.names_file(temp_, temp_stat_)) {
+  // or removed (break-it round 5 F1b).
+  auto not_ours = [&] {
     const std::string temp = dir.path_of(temp_);
     temp_.clear();
-    throw make_error(EEXIST, "rename", temp,
-                     fmt::format("could not install segment \"{}\": its temporary file \"{}\" was replaced or "
-                                 "removed while walseg made it; what is under that name now is not walseg's and "
-                                 "is left as it is",
-                                 dir.path_of(final_), temp));
-  }
+    return make_error(EEXIST, "rename", temp,
+                      fmt::format("could not install segment \"{}\": its temporary file \"{}\" was replaced or "
+                                  "removed while walseg made it; what is under that name now is not walseg's and "
+                                  "is left as it is",
+                                  dir.path_of(final_), temp));
+  };
+  if (temp_stat_.st_ino != 0 && !dir.names_file(temp_, temp_stat_)) throw not_ours();
   try {
     dir.rename_noreplace(temp_, final_);
   } catch (const Error& e) {
     throw annotate(e, dir.path_of(final_), size_, method_);
+  }
+  // A file moved onto the temporary name between the check and the rename went in instead:
+  // it goes back to the name it was put under, and the segment is not installed.
+  if (temp_stat_.st_ino != 0 && !dir.names_file(final_, temp_stat_)) {
+    try {
+      dir.rename_noreplace(final_, temp_);
+    } catch (const Error& e) {
+      throw annotate(e, dir.path_of(final_), size_, method_);
+    }
+    throw not_ours();
   }
   temp_.clear();  // renamed: no longer ours to remove
   report_.times.rename_us = micros_since(t);

@@ -67,11 +67,14 @@ void check_control_temp(const Directory& dir) {
                                  kControlFileName, dir.path(), dir.path_of(kControlTempFileName), *why));
 }
 
-std::optional<WalControl> read_control(const Directory& dir) {
-  const std::string path = dir.path_of(kControlFileName);
+namespace {
+
+// The control file under `name` (walseg.control, or the temporary name after an exchange).
+std::optional<WalControl> read_control_named(const Directory& dir, const char* name) {
+  const std::string path = dir.path_of(name);
   File f;
   try {
-    f = File::open_at(dir, kControlFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   } catch (const Error& e) {
     if (e.errnum() == ENOENT) return std::nullopt;
     if (e.errnum() == ELOOP) damaged(path, "it is a symbolic link");
@@ -95,6 +98,10 @@ std::optional<WalControl> read_control(const Directory& dir) {
   return c;
 }
 
+}  // namespace
+
+std::optional<WalControl> read_control(const Directory& dir) { return read_control_named(dir, kControlFileName); }
+
 std::optional<WalControl> read_control(const std::string& dir_path) {
   return read_control(Directory::open(dir_path));
 }
@@ -102,18 +109,23 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
 void write_control(Directory& dir, const WalControl& c) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
-  // The file renamed over must still be this WAL's control file: one moved onto the name
-  // while walseg ran (a user's notes, another WAL's control file) is someone's, and the
-  // rename would destroy it. read_control throws, changing nothing, when it is damaged.
-  auto refuse_unless_still_this_wals = [&] {
-    if (std::optional<WalControl> cur = read_control(dir); cur && cur->system_id != c.system_id)
-      throw make_error(EEXIST, "replace", dir.path_of(kControlFileName),
-                       fmt::format("could not update \"{}\": it now holds the control file of another WAL (system "
-                                   "identifier {}, this WAL's is {}), so it is not the file walseg wrote and walseg "
-                                   "will not replace it; move it out of the directory and put this WAL's back",
-                                   dir.path_of(kControlFileName), cur->system_id, c.system_id));
+  const std::string control = dir.path_of(kControlFileName);
+  auto refusal = [&](const std::string& why) {
+    return make_error(EEXIST, "replace", control,
+                      fmt::format("could not update \"{}\": {}, so it is not the file walseg wrote and walseg will "
+                                  "not replace it; move it out of the directory and put this WAL's back",
+                                  control, why));
   };
-  refuse_unless_still_this_wals();
+  // The file replaced must still be this WAL's control file: one moved onto the name while
+  // walseg ran (a user's notes, another WAL's control file) is someone's, and replacing it
+  // would destroy it. A damaged one throws from read_control, changing nothing.
+  auto not_this_wals = [&](const char* name) -> std::optional<std::string> {
+    std::optional<WalControl> cur = read_control_named(dir, name);
+    if (!cur || cur->system_id == c.system_id) return std::nullopt;
+    return fmt::format("it now holds the control file of another WAL (system identifier {}, this WAL's is {})",
+                       cur->system_id, c.system_id);
+  };
+  if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
   check_control_temp(dir);
   dir.unlink(kControlTempFileName, true);
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -122,20 +134,24 @@ void write_control(Directory& dir, const WalControl& c) {
     mine = f.stat();
     f.pwrite_all(buf.data(), buf.size(), 0);
     f.fsync();
-    // Both names checked again right before the rename, after the write and fsync that take
-    // milliseconds (break-it round 5 F1, F2: a file moved onto either name meanwhile was
-    // renamed into place, or replaced). XXX: a microsecond window remains between these
-    // checks and the rename; renameat2(RENAME_EXCHANGE) and a check of what it swapped out
-    // would close it, once the power-loss model knows exchanges.
-    if (!dir.names_file(kControlTempFileName, mine))
+    f.close();
+    // The write and fsync take milliseconds, in which a file may be moved onto either name
+    // (break-it round 5 F1, F2): the exchange checks both again after it and undoes itself.
+    if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
+    auto refused = dir.replace_checked(kControlTempFileName, mine, kControlFileName, [&](const std::string& name) {
+      try {
+        return not_this_wals(name.c_str());
+      } catch (const Error&) {  // damaged or unreadable: not a file to destroy
+        return std::optional<std::string>("it now holds a file that is not a control file walseg wrote");
+      }
+    });
+    if (refused && refused->source_replaced)
       throw make_error(EEXIST, "replace", dir.path_of(kControlTempFileName),
                        fmt::format("could not update \"{}\": \"{}\" was replaced while walseg wrote it, so it is "
                                    "not walseg's file and walseg will not rename it into place; move it out of the "
                                    "directory",
-                                   dir.path_of(kControlFileName), dir.path_of(kControlTempFileName)));
-    refuse_unless_still_this_wals();
-    f.close();
-    dir.rename_over(kControlTempFileName, kControlFileName);
+                                   control, dir.path_of(kControlTempFileName)));
+    if (refused) throw refusal(refused->why);
   } catch (...) {
     try {
       // Only walseg's own: a file moved onto the name meanwhile is someone's.

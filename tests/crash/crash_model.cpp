@@ -145,6 +145,7 @@ void CrashModel::apply_event(std::size_t i) {
     case Op::kRename:
     case Op::kLink:
     case Op::kUnlink:
+    case Op::kExchange:
     case Op::kMkdir: on_names(i, e); break;
     case Op::kDirFsync: on_dir_fsync(e); break;
     case Op::kClose: break;  // closing makes nothing durable
@@ -257,6 +258,16 @@ void CrashModel::on_names(std::size_t i, const Event& e) {
     return;
   }
   if (!split(e.path2, &d2, &b) || d2 != d) return inconsistent(i, "rename or link across directories");
+  if (e.op == Op::kExchange) {
+    auto other = dir.current.find(b);
+    if (other == dir.current.end()) return inconsistent(i, "exchange with a name not in the model");
+    const Node node2 = other->second;
+    dir.current[a] = node2;
+    dir.current[b] = node;
+    dir.pending.push_back(NsOp{ev, NsKind::kExchange, a, b, node, node2});
+    if (!node.is_dir) inodes_[node.id].renamed_when_durable = inodes_[node.id].pending.empty();
+    return;
+  }
   if (e.op == Op::kRename) dir.current.erase(it);
   dir.current[b] = node;
   dir.pending.push_back(NsOp{ev, e.op == Op::kRename ? NsKind::kRename : NsKind::kLink, a, b, node});
@@ -297,6 +308,11 @@ void CrashModel::apply_ns(const NsOp& op, std::map<std::string, Node>& names) {
       names[op.name2] = op.node;
       return;
     case NsKind::kLink: names[op.name2] = op.node; return;
+    case NsKind::kExchange:
+      // Atomic, like a rename: both names change at once. Each names what the other did.
+      names[op.name] = op.node2;
+      names[op.name2] = op.node;
+      return;
   }
 }
 

@@ -138,12 +138,13 @@ class CrashModel {
     std::size_t id = 0;
     bool operator==(const Node&) const = default;
   };
-  enum class NsKind { kCreate, kRename, kLink, kUnlink };
+  enum class NsKind { kCreate, kRename, kLink, kUnlink, kExchange };
   struct NsOp {
     std::uint32_t event;
     NsKind kind;
     std::string name, name2;
     Node node;
+    Node node2{};  ///< kExchange: the file name2 held
   };
   struct Dir {
     std::string rel;

@@ -179,6 +179,14 @@ if [[ $(uname -m) == x86_64 ]] && command -v perl >/dev/null; then
   check "... and moves nothing" test -f "$M/r1" -a "$(cat "$M/r2")" = 2
   rn "$M/r1" "$M/r3"
   check "RENAME_NOREPLACE onto a free name succeeds" test ! -e "$M/r1" -a "$(cat "$M/r3")" = 1
+  echo "== renameat2(RENAME_EXCHANGE): how walseg.control is replaced"
+  xc() { perl -e 'exit(syscall(316, -100, $ARGV[0], -100, $ARGV[1], 2) == 0 ? 0 : 1)' "$1" "$2"; }
+  sync "$M/r2" "$M/r3" "$M"
+  xc "$M/r2" "$M/r3"
+  check "RENAME_EXCHANGE swaps the two files" test "$(cat "$M/r2")" = 1 -a "$(cat "$M/r3")" = 2
+  check "RENAME_EXCHANGE with a missing name fails" fails_with "" xc "$M/r2" "$M/r4"
+  ctl drop
+  check "an exchange without directory fsync is undone whole" test "$(cat "$M/r2")" = 2 -a "$(cat "$M/r3")" = 1
 fi
 lazyfs_umount "$M"
 

@@ -224,7 +224,9 @@ int MemFs::rmdir(std::uint64_t parent, const std::string& name) {
 int MemFs::rename(std::uint64_t parent, const std::string& name, std::uint64_t newparent,
                   const std::string& newname, unsigned flags) {
   std::lock_guard lk(mu_);
-  if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) != 0) return -EINVAL;
+  if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE | RENAME_EXCHANGE)) != 0 ||
+      flags == (RENAME_NOREPLACE | RENAME_EXCHANGE))
+    return -EINVAL;
   Inode* from = find_dir(parent);
   Inode* to = find_dir(newparent);
   if (from == nullptr || to == nullptr) return -ENOENT;
@@ -233,6 +235,19 @@ int MemFs::rename(std::uint64_t parent, const std::string& name, std::uint64_t n
   Inode* n = find(it->second);
   if (n == nullptr) return -ENOENT;
   if (newname.size() > 255) return -ENAMETOOLONG;
+  if ((flags & RENAME_EXCHANGE) != 0) {
+    auto other = to->entries.find(newname);
+    if (other == to->entries.end()) return -ENOENT;
+    Inode* m = find(other->second);
+    if (m == nullptr) return -ENOENT;
+    // Directories swapped between two parents would need their parent links moved too; walseg
+    // exchanges files within one directory only.
+    if (from != to && (n->is_dir() || m->is_dir())) return -EINVAL;
+    std::swap(it->second, other->second);
+    touch(*from);
+    touch(*to);
+    return 0;
+  }
   // A directory may not move below itself.
   if (n->is_dir())
     for (Inode* p = to; p != nullptr; p = p->ino == kRootIno ? nullptr : find_dir(p->parent))

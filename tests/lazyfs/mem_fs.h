@@ -114,7 +114,8 @@ class MemFs {
   int mkdir(std::uint64_t parent, const std::string& name, mode_t mode, uid_t uid, gid_t gid, struct stat* st);
   int unlink(std::uint64_t parent, const std::string& name);
   int rmdir(std::uint64_t parent, const std::string& name);
-  /// flags: 0 or RENAME_NOREPLACE (RENAME_EXCHANGE and others: EINVAL).
+  /// flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE (both names must exist; directories only
+  /// within one parent); others: EINVAL.
   int rename(std::uint64_t parent, const std::string& name, std::uint64_t newparent, const std::string& newname,
              unsigned flags);
   int link(std::uint64_t ino, std::uint64_t newparent, const std::string& newname, struct stat* st);
