@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "bench_space.h"
 #include "bench_verdict.h"
 #include "command.h"
 #include "number_options.h"
@@ -262,6 +264,18 @@ void write_json(const std::string& path, int json_fd, const nlohmann::json& out)
   if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path, errno_text(errno)));
 }
 
+// --dir, or the nearest directory above it that exists (Scratch::create makes the rest, on
+// that directory's filesystem unless a mount point is made on the way, which it never is).
+std::string existing_ancestor(const std::string& dir) {
+  std::filesystem::path p(dir);
+  std::error_code ec;
+  while (!std::filesystem::exists(p, ec)) {
+    if (!p.has_parent_path() || p.parent_path() == p) return ".";  // "a" of a relative "a/b"
+    p = p.parent_path();
+  }
+  return p.string();
+}
+
 void run_bench(const BenchArgs& a) {
   BenchSettings s = make_settings(a);
   std::vector<std::string> phases;
@@ -285,8 +299,11 @@ void run_bench(const BenchArgs& a) {
     if (!probe)
       throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
   }
+  // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
+  const std::string parent = a.dir.empty() ? std::string(".") : a.dir;
+  check_free_space(bench_space_need(s, phases), fs_info(existing_ancestor(parent)).free_bytes, parent);
   StopSignals stop;  // before any thread is started, so that every thread inherits the block
-  Scratch scratch = Scratch::create(a.dir.empty() ? std::string(".") : a.dir);
+  Scratch scratch = Scratch::create(parent);
   BenchResults res;
   int signo = 0;
   try {
