@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(EveryCommandsHelp_GivesTheDefaultsReadmeGives) {
            {"recover", {{"--timeline", "(default: the WAL's"}}},
            {"show", {{"--value-only", "as SHOW does"}}},
            {"bench", {{"--segments", "(default 10)"}, {"--write-size", "(default 8kB)"}, {"--write-bytes", "(default 4MB)"},
-                      {"--clients", "(default 1,8)"}, {"--commit-seconds", "(default 3)"}}}}) {
+                      {"--clients", "(default 1,8)"}, {"--commit-seconds", "(default 3)"}, {"--keep", "create phase's segments"}}}}) {
     auto help = run(command + " --help");
     BOOST_TEST_REQUIRE(help.status == 0, help.err);
     for (const auto& [o, text] : entries) {

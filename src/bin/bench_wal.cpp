@@ -91,6 +91,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
       row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
       row.created_while_measuring = created_while;
+      s.done(row);
       rows.push_back(std::move(row));
     }
   }
@@ -122,6 +123,7 @@ std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch) {
       Row row = latency_row("commit", method, meas.us, s.write_size, meas.seconds);
       row.io = std::string(to_string(io));
       row.clients = clients;
+      s.done(row);
       rows.push_back(std::move(row));
     }
   }
