@@ -1,10 +1,11 @@
 // Tests of what `walseg bench` reports beside its measurements (src/bin/bench_tables.cpp,
-// cmd_bench.cpp's JSON): the tables print as pg_test_fsync's do (a phase's
+// bench_advice.cpp, cmd_bench.cpp's JSON): the tables print as pg_test_fsync's do (a phase's
 // title before it measures, each row when measured, so a run that fails or is stopped still
 // shows what it measured), the notes under a table say how to read it (when `allocated` was
 // taken, ops/s as 1 / median), reference rows say what they are (in `used` and in the JSON's
 // "reference"), the JSON has "syscalls" null where nothing counted them and the switch phase's
-// manager counters. Failures
+// manager counters, and the verdict ends with what to set for PostgreSQL, PostgreSQL with the
+// extension and the tool, each value following from the rows by its stated rule. Failures
 // are made with failpoints (fallocate answering EIO). Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench_report
 #include <boost/test/unit_test.hpp>
@@ -27,9 +28,84 @@ const nlohmann::json* row_of(const nlohmann::json& doc, const std::string& phase
   return nullptr;
 }
 
+// The auto rule (include/walseg/auto_method.h), written out again from README's words so that a
+// copy of the code's mistake cannot pass: {name, creation median, commit p10} in candidate
+// order; p10 within 20% of the best, then creation within max(cheapest + 1000, 2 x cheapest)
+// of the cheapest of those, then the first.
+struct Cand {
+  std::string name;
+  double create_us, p10_us;
+};
+std::string rule(const std::vector<Cand>& cs) {
+  double best = 1e300;
+  for (const auto& c : cs) best = std::min(best, c.p10_us);
+  double cheapest = 1e300;
+  for (const auto& c : cs)
+    if (c.p10_us <= 1.2 * best) cheapest = std::min(cheapest, c.create_us);
+  const double bound = std::max(cheapest + 1000, 2 * cheapest);
+  for (const auto& c : cs)
+    if (c.p10_us <= 1.2 * best && c.create_us <= bound) return c.name;
+  return "";
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_bench_report, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(Verdict_EndsWithWhatToSetForEachHost_FromTheRows) {
+  // The verdict named a walseg.init_method and stopped: a DBA was left to translate it into
+  // wal_init_zero and wal_recycle, and the extension's settings.
+  auto r = run("bench --dir '" + dir + "' --phases create,write,switch --methods zero_write,sparse,none"
+               " --segment-size 1MB --segments 3 --write-bytes 256kB --switch-boundaries 8 --json '" + dir + "/j.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  const auto& v = doc["verdict"];
+  BOOST_TEST_REQUIRE(v.contains("what_to_set"), v.dump());
+  const auto& set = v["what_to_set"];
+  // PostgreSQL alone: wal_init_zero by the rule over its two fills, zeros (created as
+  // pg16_reference, committing as zero_write) and a hole (sparse).
+  const auto* pg16 = row_of(doc, "create", "pg16_reference");
+  const auto* zw = row_of(doc, "write", "zero_write");
+  const auto* sc = row_of(doc, "create", "sparse");
+  const auto* sw = row_of(doc, "write", "sparse");
+  BOOST_TEST_REQUIRE((pg16 && zw && sc && sw));
+  const std::string pg = rule({{"on", (*pg16)["median_us"].get<double>(), (*zw)["p10_us"].get<double>()},
+                               {"off", (*sc)["median_us"].get<double>(), (*sw)["p10_us"].get<double>()}});
+  BOOST_TEST(set["postgresql"]["wal_init_zero"] == pg, set.dump());
+  // Not copy-on-write here: recycling is on everywhere.
+  const std::string recycle = doc["filesystem"]["copy_on_write"].get<bool>() ? "" : "on";
+  if (!recycle.empty()) {
+    BOOST_TEST(set["postgresql"]["wal_recycle"] == recycle);
+    BOOST_TEST(set["walseg"]["walseg.recycle"] == recycle);
+  }
+  // The tool takes the verdict; the extension the verdict unless it makes short files.
+  const std::string both = v["both"].get<std::string>();
+  BOOST_TEST(set["walseg"]["walseg.init_method"] == both);
+  const std::string ext = set["postgresql_with_extension"]["walseg.init_method"].get<std::string>();
+  BOOST_TEST(ext != "none");
+  if (both != "none") BOOST_TEST(ext == both);
+  // prealloc_segments: kept at 2 unless the pooled switch run waited for a segment.
+  const auto* pooled = [&]() -> const nlohmann::json* {
+    for (const auto& row : doc["rows"])
+      if (row["phase"] == "switch" && row.value("config", "") == "pooled") return &row;
+    return nullptr;
+  }();
+  BOOST_TEST_REQUIRE(pooled != nullptr);
+  BOOST_TEST_REQUIRE(pooled->contains("manager"), pooled->dump());
+  const bool stalled = (*pooled)["manager"]["stalls"].get<int>() > 0;
+  BOOST_TEST(set["postgresql_with_extension"]["walseg.prealloc_segments"] == (stalled ? "4" : "2"), set.dump());
+  // The same, in words, after the verdict's lines.
+  const auto at = r.out.find("What to set on this filesystem");
+  BOOST_TEST_REQUIRE(at != std::string::npos, r.out);
+  BOOST_TEST(at > r.out.find("both: walseg.init_method = "), r.out);
+  const std::string tail = r.out.substr(at);
+  BOOST_TEST(contains(tail, "PostgreSQL without the extension:"), tail);
+  BOOST_TEST(contains(tail, "wal_init_zero = " + pg + "  ("), tail);
+  BOOST_TEST(contains(tail, "PostgreSQL with the extension:"), tail);
+  BOOST_TEST(contains(tail, "walseg.init_method = " + ext + "  ("), tail);
+  BOOST_TEST(contains(tail, "the walseg tool:"), tail);
+  if (!recycle.empty()) BOOST_TEST(contains(tail, "wal_recycle = on  ("), tail);
+}
 
 BOOST_AUTO_TEST_CASE(Json_ReferenceRowsMarked_SyscallsNullWhereUncounted_SwitchCountersIncluded) {
   // The recycle row had "reference": false, every row "syscalls": 0 (counted or not), and the

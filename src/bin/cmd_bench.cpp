@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "bench_advice.h"
 #include "bench_space.h"
 #include "bench_tables.h"
 #include "bench_verdict.h"
@@ -137,7 +138,10 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
     print_phase_foot(s, res.fs, res.rows, p);
   }
   res.verdict = verdict(s, res.rows);
-  if (res.verdict.contains("both")) res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+  if (res.verdict.contains("both")) {
+    res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+    res.verdict["what_to_set"] = what_to_set(s, res.fs, res.rows, res.verdict);
+  }
   check_stop();
   return res;
 }
