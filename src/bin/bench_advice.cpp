@@ -86,9 +86,10 @@ Setting extension_method(const BenchSettings& s, const std::vector<Row>& rows, I
                       to_string(both))};
 }
 
-// One setting's line; a reason already printed (recycling, for three hosts) is not repeated.
-void line(const std::string& host, const std::string& name, const Setting& st, nlohmann::json& out) {
-  static std::set<std::string> said;
+// One setting's line; a reason already printed (in `said`: recycling, for three hosts) is not
+// repeated.
+void line(const std::string& host, const std::string& name, const Setting& st, nlohmann::json& out,
+          std::set<std::string>& said) {
   const bool again = !said.insert(st.why).second;
   fmt::print("  {:<34} {} = {}  ({})\n", host, name, st.value.empty() ? "?" : st.value, again ? "as above" : st.why);
   out[name] = st.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(st.value);
@@ -103,15 +104,17 @@ nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::
   const InitMethod both = enum_from_name<InitMethod>(v["both"].get<std::string>(), kInitMethodNames).value();
   const Setting rec = recycle(fs, rows, v);
   nlohmann::json out;
+  std::set<std::string> said;
   fmt::print("\nWhat to set on this filesystem (from the rows above):\n");
-  line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(rows), out["postgresql"]);
-  line("", "wal_recycle", rec, out["postgresql"]);
+  line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(rows), out["postgresql"], said);
+  line("", "wal_recycle", rec, out["postgresql"], said);
   line("PostgreSQL with the extension:", "walseg.init_method", extension_method(s, rows, both),
-       out["postgresql_with_extension"]);
-  line("", "walseg.prealloc_segments", prealloc(s, rows), out["postgresql_with_extension"]);
-  line("", "wal_recycle", rec, out["postgresql_with_extension"]);
-  line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's"}, out["walseg"]);
-  line("", "walseg.recycle", rec, out["walseg"]);
+       out["postgresql_with_extension"], said);
+  line("", "walseg.prealloc_segments", prealloc(s, rows), out["postgresql_with_extension"], said);
+  line("", "wal_recycle", rec, out["postgresql_with_extension"], said);
+  line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's"}, out["walseg"],
+       said);
+  line("", "walseg.recycle", rec, out["walseg"], said);
   return out;
 }
 
