@@ -29,7 +29,7 @@ def rows(doc, phase):
 def verdict(name, doc):
     """Append or preallocate, from the append phase (or the write phase without it)."""
     phase = "append" if rows(doc, "append") else "write"
-    cands = [r for r in rows(doc, phase) if r["method"] not in ("recycled",)]
+    cands = [r for r in rows(doc, phase) if not r.get("reference") and r["method"] not in ("recycle", "recycled")]
     if not cands:
         return f"- **{name}**: no commit measurements"
     pre = [r for r in cands if r["method"] not in APPEND_METHODS]

@@ -117,6 +117,7 @@ std::map<std::string, int> p10_column(const std::string& out, const std::string&
   std::istringstream in(out.substr(out.find(title) == std::string::npos ? out.size() : out.find(title)));
   std::string line;
   std::getline(in, line);  // the title
+  std::getline(in, line);  // "(N segments of S per row, measured round-robin; ...)"
   std::getline(in, line);  // the header
   BOOST_TEST_REQUIRE(std::regex_search(line, std::regex("^  method +used +n +p10 +median ")), line);
   std::smatch m;

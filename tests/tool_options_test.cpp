@@ -196,6 +196,30 @@ BOOST_AUTO_TEST_CASE(EverySizeOption_SaysInHelpThatANumberWithoutAUnitIsBytes) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(EveryCommandsHelp_GivesTheDefaultsReadmeGives) {
+  // create --count/--timeline/--start and write --records/--clients/--seconds had no default in
+  // --help, which README gives (create: one segment numbered 1; write: 1000 records, 1 client).
+  for (const auto& [command, entries] : std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>>{
+           {"create", {{"--count", "(default 1)"}, {"--timeline", "(default 1)"}, {"--start", "(default 1)"},
+                       {"--method", "(default: walseg.init_method)"}, {"--segment-size", "(default: walseg.segment_size)"}}},
+           {"write", {{"--records", "(default 1000;"}, {"--clients", "(default 1)"}, {"--seconds", "(default 0:"},
+                      {"--record-size", "(default 100)"}}},
+           {"dump", {{"--timeline", "(default: the WAL's"}, {"--start", "default: start of the WAL"}, {"--limit", "(0: no limit)"}}},
+           {"recover", {{"--timeline", "(default: the WAL's"}}},
+           {"show", {{"--value-only", "as SHOW does"}}},
+           {"bench", {{"--segments", "(default 10)"}, {"--write-size", "(default 8kB)"}, {"--write-bytes", "(default 4MB)"},
+                      {"--clients", "(default 1,8)"}, {"--commit-seconds", "(default 3)"}, {"--keep", "create phase's segments"}}}}) {
+    auto help = run(command + " --help");
+    BOOST_TEST_REQUIRE(help.status == 0, help.err);
+    for (const auto& [o, text] : entries) {
+      const std::size_t at = help.out.find("  " + o + " ");
+      BOOST_TEST_REQUIRE(at != std::string::npos, command << " " << o);
+      const std::string entry = help.out.substr(at, help.out.find("\n  -", at + 1) - at);
+      BOOST_TEST(contains(entry, text), command << " " << o << ":\n" << entry);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   // CLI11's own codes came through: 106 for a missing --dir, 109 for an unknown option.
   const std::vector<std::string> usage_errors = {"ls", "ls --dir '" + dir + "' --nope", "", "frobnicate", "show a b",

@@ -84,6 +84,11 @@ BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
   BOOST_TEST(r.status == 2, r.err);
   BOOST_TEST(contains(r.err, "goes past the last segment"), r.err);
   BOOST_TEST(!fs::exists(dir + "/wal"));
+  // A range that starts inside and runs past the last segment: refused before the first is made.
+  r = run("create --dir '" + dir + "/wal' --method zero_write --start 0xFFFFFFFFFFFFFE --count 3 --segment-size 1MB");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "goes past the last segment"), r.err);
+  BOOST_TEST(!fs::exists(dir + "/wal"));
 }
 
 BOOST_AUTO_TEST_CASE(ARefusedWriteRemovesNothingAndNoLockFileItMade) {

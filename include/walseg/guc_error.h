@@ -36,6 +36,9 @@ struct ConfigError {
   std::string parameter;  ///< setting name; empty for syntax and include errors
   std::string message;    ///< primary message, PostgreSQL-worded, e.g. `parameter "x" ...`
   std::string hint;       ///< optional, a full sentence, e.g. `Valid units for this ...`
+  /// kCrossCheck: every setting the rule reads, `parameter` first (the load leaves the rule out
+  /// when one of them was refused, and locates it where the first one that was set came from).
+  std::vector<std::string> reads;
 
   /// The message, then ` (file "F", line N)` when the location is not already part of the
   /// message, then `\nHINT:  <hint>` when there is a hint.

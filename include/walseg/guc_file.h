@@ -57,6 +57,8 @@ struct ParsedFiles {
   std::vector<ConfigItem> items;    ///< every occurrence; the last one of a name wins
   std::vector<ConfigError> errors;  ///< syntax and include errors (kSyntax, kInclude)
   std::vector<std::string> notes;   ///< e.g. `skipping missing configuration file "x"`
+  /// Not errors, but worth a WARNING: a file that starts with a UTF-8 byte-order mark.
+  std::vector<std::string> warnings;
   bool ok() const { return errors.empty(); }
 };
 

@@ -40,6 +40,7 @@ namespace walseg::guc {
 struct LoadReport {
   std::vector<ConfigError> errors;
   std::vector<std::string> notes;    ///< LOG-level lines: skipped files, resets, changes
+  std::vector<std::string> warnings; ///< WARNING-level lines: ParsedFiles::warnings
   std::vector<std::string> changed;  ///< names whose effective value changed
   /// PostgreSQL's closing line when there were errors: `configuration file "F" contains
   /// errors`, `...; unaffected changes were applied`, or `...; no changes were applied`.

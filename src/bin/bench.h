@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,18 +20,18 @@
 #include "walseg/config.h"
 #include "walseg/directory.h"
 #include "walseg/fs_info.h"
+#include "walseg/segment_manager.h"
 #include "tool_util.h"
-
-namespace walseg {
-class SegmentManager;
-}  // namespace walseg
 
 namespace walseg::tool {
 
 /// Reference methods implemented by the bench only (not init methods of the library).
 inline constexpr const char* kPg14Reference = "pg14_reference";
 inline constexpr const char* kPg16Reference = "pg16_reference";
-inline constexpr const char* kRecycle = "recycle";  ///< rename of an already-written segment
+/// Rename of an already-written segment: the create row, and the write row of commits into one.
+inline constexpr const char* kRecycle = "recycle";
+
+struct Row;
 
 struct BenchSettings {
   Config config;                      ///< segment_size, fallback, sync_method from settings
@@ -45,6 +47,11 @@ struct BenchSettings {
   /// many boundaries, so boundary percentiles are percentiles and not just the maximum.
   std::uint64_t switch_segment_size = 1 * kMiB;
   int switch_boundaries = 64;
+  /// Called with each row as soon as it is measured (the tables print it then); may be empty.
+  std::function<void(const Row&)> row_done;
+  void done(const Row& r) const {
+    if (row_done) row_done(r);
+  }
 };
 
 /// One result line. Fields a phase does not measure stay 0 (and are printed as "-").
@@ -58,11 +65,17 @@ struct Row {
   double ops_per_s = 0;
   double mb_per_s = 0;
   std::uint64_t allocated_bytes = 0;  ///< per segment, st_blocks * 512, after creation
-  std::uint64_t syscalls = 0;         ///< per segment creation
-  bool reference = false;             ///< a PostgreSQL reference row, not a walseg method
+  /// Per segment creation, where counted (create rows made by create_segment); JSON null else.
+  std::optional<std::uint64_t> syscalls;
+  /// A reference row, not a walseg method: PostgreSQL's fills and recycling (never a candidate).
+  bool reference = false;
   std::string config;                 ///< phase switch: "unpooled", "pooled", "recycled"
   std::string kind;                   ///< phase switch: "boundary" or "ordinary" appends
   int clients = 0;                    ///< phase commit: concurrent clients
+  /// Phase switch: the segment manager's counters over the configuration's run (both of its
+  /// rows carry them), and how often the writer switched segments while timed.
+  std::optional<ManagerStats> manager;
+  std::uint64_t writer_switches = 0;
   /// Phase append: segments the preallocator made while the writer was measured (0: every
   /// segment was made before, as the phase intends).
   std::uint64_t created_while_measuring = 0;
@@ -73,7 +86,7 @@ struct Row {
 inline std::string cell(double us) { return us > 0 ? fmt::format("{:.0f}", us) : "-"; }
 
 /// A row of per-operation latencies: lat from `us` (sorted in place), ops_per_s and mb_per_s
-/// over `wall_seconds` (0: the sum of the samples, i.e. time spent in the operations).
+/// over `wall_seconds`, or, when it is 0 (operations one at a time), as 1 / the median.
 Row latency_row(std::string phase, std::string method, std::vector<double>& us,
                 std::uint64_t bytes_per_op, double wall_seconds = 0);
 

@@ -125,6 +125,9 @@ std::vector<Row> bench_switch(const BenchSettings& s, Scratch& scratch) {
                             s.write_size);
       row.config = name;
       row.kind = kind;
+      row.manager = run.stats;
+      row.writer_switches = run.switches;
+      s.done(row);
       rows.push_back(std::move(row));
     }
     stats.emplace_back(name, run.stats, run.switches);

@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "walseg/auto_method.h"
 
 namespace walseg::tool {
 namespace {
@@ -17,20 +16,14 @@ struct Candidate {
   std::string label() const { return used == name ? name : fmt::format("{} as {}", name, used); }
 };
 
-const Row* method_row(const std::vector<Row>& rows, const std::string& phase, const std::string& m) {
-  for (const Row& r : rows)
-    if (r.phase == phase && r.method == m && !r.reference) return &r;
-  return nullptr;
-}
-
 // The rule is fed the method that ran (the `used` column), as auto's probe is: a method that
 // fell back measured its fallback, and naming it would recommend what does not run here.
 std::vector<Candidate> candidates(const BenchSettings& s, const std::vector<Row>& rows) {
   std::vector<Candidate> out;
   for (InitMethod m : s.methods) {
     const std::string name(to_string(m));
-    const Row* c = method_row(rows, "create", name);
-    const Row* w = method_row(rows, "write", name);
+    const Row* c = find_row(rows, "create", name);
+    const Row* w = find_row(rows, "write", name);
     if (!c || !w) continue;
     const std::string used = w->method_used.empty() ? name : w->method_used;
     const InitMethod ran = enum_from_name<InitMethod>(used, kInitMethodNames).value_or(m);
@@ -104,6 +97,19 @@ void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, nlohm
 
 }  // namespace
 
+const Row* find_row(const std::vector<Row>& rows, const std::string& phase, const std::string& method,
+                    bool reference) {
+  for (const Row& r : rows)
+    if (r.phase == phase && r.method == method && r.reference == reference) return &r;
+  return nullptr;
+}
+
+std::vector<ProbeResult> rule_inputs(const BenchSettings& s, const std::vector<Row>& rows) {
+  std::vector<ProbeResult> out;
+  for (const Candidate& c : candidates(s, rows)) out.push_back(c.probe);
+  return out;
+}
+
 nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
   fmt::print("\nVerdict for this filesystem (the rule walseg.init_method = auto uses, on the rows above)\n");
   const std::vector<Candidate> cs = candidates(s, rows);
@@ -124,7 +130,7 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
              cell(f.commit_p10_us), cell(f.commit_median_us), cell(f.commit_p99_us));
   v["cheapest_creation"] = cs[cheapest].name;
   v["fastest_commits"] = cs[w.best].name;
-  if (const Row* rec = method_row(rows, "write", "recycled"))
+  if (const Row* rec = find_row(rows, "write", kRecycle, true))
     fmt::print("  a recycled segment commits in {} us p10, {} us median (the reference for written-once files)\n",
                cell(rec->lat.p10), cell(rec->lat.median));
   print_fallbacks(cs, v);

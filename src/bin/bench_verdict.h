@@ -19,12 +19,22 @@
 
 #include "bench.h"
 #include "bench_scratch.h"
+#include "walseg/auto_method.h"
 
 namespace walseg::tool {
 
 /// Prints the verdict on stdout and returns it as the JSON verdict object (README's `--json`).
 /// Empty (null) when the run lacks the create or write rows of its methods.
 nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows);
+
+/// The rule's inputs from the create and write rows of --methods, in --methods order: each
+/// method with both rows as the method that ran (its `used`), with its creation median and
+/// commit percentiles. Empty when the run lacks those rows.
+std::vector<ProbeResult> rule_inputs(const BenchSettings& s, const std::vector<Row>& rows);
+
+/// The row of `phase` whose method is `method`, or nullptr; reference rows only if `reference`.
+const Row* find_row(const std::vector<Row>& rows, const std::string& phase, const std::string& method,
+                    bool reference = false);
 
 /// What walseg.init_method = auto's own probe chooses in a new directory of the scratch, printed
 /// beside the verdict `v` and returned as the verdict's `auto` object. Throws walseg::Error from

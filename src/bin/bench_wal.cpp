@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "bench.h"
+#include "bench_space.h"
 #include "clients.h"
 #include "walseg/wal.h"
-#include "walseg/wal_format.h"
 
 namespace walseg::tool {
 namespace {
@@ -68,11 +68,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
         // walseg.max_size is what stops the preallocator: with it any larger, the pool is
         // topped up to walseg.prealloc_segments ahead as the writer moves on.
         Config c = wal_config(s, m, io);
-        // Record and data headers and alignment are under 64 bytes a record; page headers
-        // take up to kLongPageHeaderBytes (a segment's first) of every walseg.block_size page.
-        const std::uint64_t bs = c.block_size_bytes;
-        const std::uint64_t wal_bytes = commits * (s.write_size + 64) / (bs - kLongPageHeaderBytes) * bs + bs;
-        const std::uint64_t ahead = wal_bytes / s.segment_size + 2;
+        const std::uint64_t ahead = append_segments_ahead(s, c.block_size_bytes);
         c.prealloc_segments = static_cast<int>(ahead);
         c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
         c.min_size_bytes = std::min(c.min_size_bytes, c.max_size_bytes);  // unused: no recycling
@@ -95,6 +91,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
       row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
       row.created_while_measuring = created_while;
+      s.done(row);
       rows.push_back(std::move(row));
     }
   }
@@ -126,6 +123,7 @@ std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch) {
       Row row = latency_row("commit", method, meas.us, s.write_size, meas.seconds);
       row.io = std::string(to_string(io));
       row.clients = clients;
+      s.done(row);
       rows.push_back(std::move(row));
     }
   }

@@ -17,8 +17,6 @@
 namespace walseg::tool {
 namespace {
 
-constexpr const char* kRecycled = "recycled";
-
 struct Series {
   std::string name;
   InitMethod method;
@@ -56,7 +54,7 @@ std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, c
 // Segment i of series `se`, made fresh (or recycled) and opened for the commits.
 File open_fresh(const BenchSettings& s, Series& se, SegNo i, const std::vector<char>& pattern) {
   progress(s, "write", se.name, static_cast<int>(i), s.segments);
-  if (se.name == kRecycled) {
+  if (se.name == kRecycle) {
     se.current = make_recycled(s, se.dir, i, pattern);
   } else {
     se.current = segment_file_name(1, i, s.segment_size);
@@ -74,7 +72,7 @@ File open_fresh(const BenchSettings& s, Series& se, SegNo i, const std::vector<c
 std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
   std::vector<Series> series;
   for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), m, {}, {}, {}, {}, 0, {}});
-  series.push_back(Series{kRecycled, InitMethod::kZeroWrite, {}, {}, kRecycled, {}, 0, {}});
+  series.push_back(Series{kRecycle, InitMethod::kZeroWrite, {}, {}, "recycled segment", {}, 0, {}});
   for (auto& se : series) se.dir = phase_dir(scratch, "write", se.name);
 
   const std::uint64_t size = s.segment_size;
@@ -100,7 +98,9 @@ std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
     Row row = latency_row("write", se.name, se.us, s.write_size);
     row.method_used = se.used;
     row.note = se.note;
-    row.allocated_bytes = se.name == kRecycled ? size : se.allocated;
+    row.allocated_bytes = se.name == kRecycle ? size : se.allocated;
+    row.reference = se.name == kRecycle;
+    s.done(row);
     rows.push_back(std::move(row));
   }
   return rows;

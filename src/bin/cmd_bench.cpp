@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -16,6 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.h"
+#include "bench_advice.h"
+#include "bench_space.h"
+#include "bench_tables.h"
 #include "bench_verdict.h"
 #include "command.h"
 #include "number_options.h"
@@ -47,61 +51,17 @@ struct BenchArgs {
   SettingsOptions settings;
 };
 
-// The first line describes what the chosen phases use: segment and write sizes only for the
-// phases that make segments per method (not for `switch` alone, which has its own sizes).
-void print_header(const BenchSettings& s, const std::vector<std::string>& phases, const std::string& root,
-                  const FsInfo& fs) {
-  const bool per_method = std::any_of(phases.begin(), phases.end(), [](const std::string& p) { return p != "switch"; });
-  std::string sizes = per_method ? fmt::format("{} segments, {} per method; writes of {}, {} per segment; ",
-                                               format_size(s.segment_size), s.segments, format_size(s.write_size),
-                                               format_size(std::min(s.write_bytes, s.segment_size)))
-                                 : fmt::format("{} segments, {} boundaries; ", format_size(s.switch_segment_size),
-                                               s.switch_boundaries);
-  fmt::print("walseg bench: {}sync {}{}\n", sizes, to_string(s.config.sync_method),
-             s.config.direct_io ? ", WAL writes with O_DIRECT (walseg.direct_io)" : "");
-  fmt::print("directory {} is on {} (device {}, mounted at {}, options {}), block size {}{}\n",
-             root, fs.type_name, fs.device, fs.mount_point, fs.mount_options, fs.block_size,
-             fs.copy_on_write ? ", copy-on-write" : "");
-  if (fs.copy_on_write)
-    fmt::print("note: on copy-on-write filesystems preallocation reserves nothing lasting and "
-               "recycling rewrites blocks; consider walseg.recycle = off\n");
-}
-
-void print_rows(const std::vector<Row>& rows, const std::string& phase, const std::string& title) {
-  fmt::print("\n{}\n", title);
-  // p10 beside the median: the verdict's rule compares commits by their p10 (auto_method.h).
-  fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", "method", "used", "n",
-             "p10", "median", "p90", "p99", "max", "ops/s", "allocated", "note");
-  for (const Row& r : rows) {
-    if (r.phase != phase) continue;
-    fmt::print("  {:<20} {:<20} {:>5} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>12}  {}\n", r.method,
-               r.method_used, r.lat.n, cell(r.lat.p10), cell(r.lat.median), cell(r.lat.p90), cell(r.lat.p99),
-               cell(r.lat.max), fmt::format("{:.1f}", r.ops_per_s), r.allocated_bytes, r.note);
-  }
-}
-
-void print_switch_rows(const std::vector<Row>& rows, const BenchSettings& s) {
-  fmt::print("\nAppends across {} segment boundaries ({} segments, {} pwrite + fdatasync), microseconds per append:\n",
-             s.switch_boundaries, format_size(s.switch_segment_size), format_size(s.write_size));
-  fmt::print("  {:<9} {:<9} {:<16} {:>7} {:>9} {:>9} {:>9} {:>9}\n", "config", "appends", "method", "n",
-             "p50", "p99", "p99.9", "max");
-  for (const Row& r : rows)
-    if (r.phase == "switch")
-      fmt::print("  {:<9} {:<9} {:<16} {:>7} {:>9} {:>9} {:>9} {:>9}\n", r.config, r.kind, r.method,
-                 r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.p999), cell(r.lat.max));
-}
-
-void print_wal_rows(const std::vector<Row>& rows, const std::string& phase, const BenchSettings& s) {
-  fmt::print("\n{}\n", phase == "append"
-                           ? fmt::format("WAL appends, one writer, each {} record flushed (microseconds per commit):", format_size(s.write_size))
-                           : fmt::format("Group commit, K clients each flushing its {} record (microseconds per commit):", format_size(s.write_size)));
-  fmt::print("  {:<20} {:<9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10}  {}\n", "method", "io", "clients", "n", "median",
-             "p99", "max", "commits/s", "used");
-  for (const Row& r : rows)
-    if (r.phase == phase)
-      fmt::print("  {:<20} {:<9} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10.0f}  {}\n", r.method, r.io,
-                 r.clients > 0 ? r.clients : 1, r.lat.n, cell(r.lat.median), cell(r.lat.p99), cell(r.lat.max),
-                 r.ops_per_s, r.method_used);
+// The switch phase's segment manager counters, as its "Segment manager during the switch
+// phase" lines print them.
+nlohmann::json manager_json(const ManagerStats& st, std::uint64_t writer_switches) {
+  auto lat = [](const LatencySummary& l) {
+    return nlohmann::json{{"count", l.count}, {"p50_us", l.p50_us}, {"p99_us", l.p99_us}, {"max_us", l.max_us},
+                          {"total_us", l.total_us}};
+  };
+  return {{"method", to_string(st.method)}, {"created_by_method", st.created_by_method},
+          {"recycled", st.recycled}, {"removed", st.removed}, {"stalls", st.stalls}, {"stall", lat(st.stall)},
+          {"create", lat(st.create)}, {"fill", lat(st.fill)}, {"fsync", lat(st.fsync)},
+          {"dir_fsync", lat(st.dir_fsync)}, {"recycle", lat(st.recycle)}, {"writer_switches", writer_switches}};
 }
 
 nlohmann::json row_json(const Row& r, const FsInfo& fs) {
@@ -110,8 +70,10 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
           {"p999_us", r.lat.p999}, {"max_us", r.lat.max}, {"mean_us", r.lat.mean},
           {"ops_per_s", r.ops_per_s}, {"mb_per_s", r.mb_per_s},
           {"allocated_bytes", r.allocated_bytes}, {"method_used", r.method_used},
-          {"note", r.note}, {"reference", r.reference}, {"syscalls", r.syscalls},
+          {"note", r.note}, {"reference", r.reference},
+          {"syscalls", r.syscalls ? nlohmann::json(*r.syscalls) : nlohmann::json(nullptr)},
           {"fs_type", fs.type_name}, {"fs_mount_options", fs.mount_options}};
+  if (r.manager) j["manager"] = manager_json(*r.manager, r.writer_switches);
   if (!r.config.empty()) j["config"] = r.config;
   if (!r.kind.empty()) j["kind"] = r.kind;
   if (r.clients > 0) j["clients"] = r.clients;
@@ -160,34 +122,26 @@ struct BenchResults {
   nlohmann::json verdict;
 };
 
-void print_phase(const std::vector<Row>& rows, const std::string& p, const BenchSettings& s) {
-  if (s.progress) fmt::print(stderr, "\r\033[K");
-  if (p == "create")
-    print_rows(rows, "create", "Segment creation (temp file, fill, fsync, rename, directory fsync), microseconds per segment:");
-  else if (p == "write")
-    print_rows(rows, "write", fmt::format("Commits into a new segment ({} pwrite + {}), microseconds per commit:",
-                                          format_size(s.write_size), to_string(s.config.sync_method)));
-  else if (p == "switch")
-    print_switch_rows(rows, s);
-  else
-    print_wal_rows(rows, p, s);
-}
-
-BenchResults run_phases(const BenchSettings& s, const std::vector<std::string>& phases, Scratch& scratch) {
+BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases, Scratch& scratch) {
   BenchResults res;
   res.fs = fs_info(scratch.root());
   print_header(s, phases, scratch.root(), res.fs);
+  s.row_done = [&s](const Row& r) { print_row(s, r); };  // as pg_test_fsync: each row when measured
   for (const auto& p : phases) {
+    print_phase_head(s, p);
     auto got = p == "create"   ? bench_create(s, scratch)
                : p == "write"  ? bench_write(s, scratch)
                : p == "switch" ? bench_switch(s, scratch)
                : p == "append" ? bench_append(s, scratch)
                                : bench_commit(s, scratch);
     res.rows.insert(res.rows.end(), got.begin(), got.end());
-    print_phase(res.rows, p, s);
+    print_phase_foot(s, res.fs, res.rows, p);
   }
   res.verdict = verdict(s, res.rows);
-  if (res.verdict.contains("both")) res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+  if (res.verdict.contains("both")) {
+    res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+    res.verdict["what_to_set"] = what_to_set(s, res.fs, res.rows, res.verdict);
+  }
   check_stop();
   return res;
 }
@@ -262,6 +216,18 @@ void write_json(const std::string& path, int json_fd, const nlohmann::json& out)
   if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path, errno_text(errno)));
 }
 
+// --dir, or the nearest directory above it that exists (Scratch::create makes the rest, on
+// that directory's filesystem unless a mount point is made on the way, which it never is).
+std::string existing_ancestor(const std::string& dir) {
+  std::filesystem::path p(dir);
+  std::error_code ec;
+  while (!std::filesystem::exists(p, ec)) {
+    if (!p.has_parent_path() || p.parent_path() == p) return ".";  // "a" of a relative "a/b"
+    p = p.parent_path();
+  }
+  return p.string();
+}
+
 void run_bench(const BenchArgs& a) {
   BenchSettings s = make_settings(a);
   std::vector<std::string> phases;
@@ -285,8 +251,11 @@ void run_bench(const BenchArgs& a) {
     if (!probe)
       throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
   }
+  // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
+  const std::string parent = a.dir.empty() ? std::string(".") : a.dir;
+  check_free_space(bench_space_need(s, phases), fs_info(existing_ancestor(parent)).free_bytes, parent);
   StopSignals stop;  // before any thread is started, so that every thread inherits the block
-  Scratch scratch = Scratch::create(a.dir.empty() ? std::string(".") : a.dir);
+  Scratch scratch = Scratch::create(parent);
   BenchResults res;
   int signo = 0;
   try {
@@ -319,7 +288,7 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand("bench", "measure segment creation and commit cost per init method");
   cmd->add_option("--dir", a->dir, "where to make the scratch directory walseg-bench-XXXXXX (default: .)");
-  cmd->add_flag("--keep", a->keep, "keep the scratch directory and everything bench made in it");
+  cmd->add_flag("--keep", a->keep, "keep the scratch directory and what is left in it at the end: the create phase's segments (README: --keep)");
   cmd->add_option("--segment-size", a->segment_size,
                   size_option_help("segment size (default: walseg.segment_size, 16MB)"));
   cmd->add_option("--segments", a->segments, "segments per method and phase (default 10)")->transform(integer_in(1, 100000));
@@ -356,10 +325,17 @@ Row latency_row(std::string phase, std::string method, std::vector<double>& us,
   row.method = method;
   row.method_used = std::move(method);
   row.lat = summarize(us);
-  double n = static_cast<double>(row.lat.n);
-  double s = wall_seconds > 0 ? wall_seconds : row.lat.mean * n / 1e6;
-  row.ops_per_s = s > 0 ? n / s : 0;
-  row.mb_per_s = s > 0 ? n * static_cast<double>(bytes_per_op) / s / 1e6 : 0;
+  if (wall_seconds <= 0) {
+    // One operation at a time (create, write): from the median, the statistic of the table's
+    // other columns, so that ops/s reads as 1 / median and not as 1 / a mean no table prints.
+    row.ops_per_s = row.lat.median > 0 ? 1e6 / row.lat.median : 0;
+    row.mb_per_s = row.ops_per_s * static_cast<double>(bytes_per_op) / 1e6;
+    return row;
+  }
+  // Concurrent clients (append, commit): throughput over the run's wall time.
+  const double n = static_cast<double>(row.lat.n);
+  row.ops_per_s = n / wall_seconds;
+  row.mb_per_s = n * static_cast<double>(bytes_per_op) / wall_seconds / 1e6;
   return row;
 }
 

@@ -1,6 +1,7 @@
 // walseg check-config [FILE]: validates a settings file set (FILE or --config, with includes,
 // plus any -c options) with the start rules, lists every error and exits 1 if there is one.
 #include <cstdio>
+#include <stdexcept>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,11 @@ struct CheckOptions {
 };
 
 void run(CheckOptions opts) {
+  // One settings file per run: which of two would be checked is not for the tool to guess.
+  if (!opts.file.empty() && !opts.settings.config_file.empty() && opts.file != opts.settings.config_file)
+    throw std::invalid_argument(fmt::format("check-config: give one settings file, FILE or --config (got \"{}\" and "
+                                            "\"{}\"); check each in its own run, or include one from the other",
+                                            opts.file, opts.settings.config_file));
   if (!opts.file.empty()) opts.settings.config_file = opts.file;
   // -c alone is checked too: what is wrong is then the -c option, not a file.
   if (opts.settings.config_file.empty() && opts.settings.overrides.empty()) {
@@ -29,6 +35,7 @@ void run(CheckOptions opts) {
   guc::Registry registry = guc::make_walseg_registry();
   guc::LoadReport report = apply_settings(opts.settings, registry);
   for (const auto& note : report.notes) fmt::print("LOG:  {}\n", note);
+  for (const auto& w : report.warnings) fmt::print(stderr, "WARNING:  {}\n", w);
   for (const auto& e : report.errors) fmt::print(stderr, "ERROR:  {}\n", e.to_string());
   if (!report.ok()) {
     fmt::print(stderr, "FATAL:  {}\n", report.summary);

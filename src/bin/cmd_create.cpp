@@ -125,11 +125,11 @@ RegisterCommand reg("create", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("create", "create segments durably by one init method");
   cmd->add_option("--dir", args->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--method", args->method, "init method (default: walseg.init_method)");
-  cmd->add_option("--count", args->count, "number of segments")->transform(integer_in(1, 1000000));
+  cmd->add_option("--count", args->count, "number of segments (default 1)")->transform(integer_in(1, 1000000));
   cmd->add_option("--segment-size", args->segment_size,
                   size_option_help("segment size, e.g. 16MB (default: walseg.segment_size)"));
-  cmd->add_option("--timeline", args->timeline, "timeline id")->transform(integer_in(1, 0xFFFFFFFF));
-  cmd->add_option("--start", args->start, "first segment number")->transform(integer_in(0, 0xFFFFFFFFFFFFFF));
+  cmd->add_option("--timeline", args->timeline, "timeline id (default 1)")->transform(integer_in(1, 0xFFFFFFFF));
+  cmd->add_option("--start", args->start, "first segment number (default 1)")->transform(integer_in(0, 0xFFFFFFFFFFFFFF));
   add_settings_options(*cmd, args->settings);
   cmd->callback([args] { run_create(*args); });
 });

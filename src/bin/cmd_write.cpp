@@ -109,11 +109,11 @@ RegisterCommand reg("write", [](CLI::App& app) {
   auto a = std::make_shared<WriteArgs>();
   auto* cmd = app.add_subcommand("write", "append records with K clients, each commit flushed (group commit)");
   cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
-  cmd->add_option("--records", a->records, "records to write in total (ignored with --seconds)")
+  cmd->add_option("--records", a->records, "records to write in total (default 1000; ignored with --seconds)")
       ->transform(integer_in(1, std::uint64_t{1} << 40));
   cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"));
-  cmd->add_option("--clients", a->clients, "concurrent clients")->transform(integer_in(1, 1024));
-  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (0: use --records)")
+  cmd->add_option("--clients", a->clients, "concurrent clients (default 1)")->transform(integer_in(1, 1024));
+  cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (default 0: use --records)")
       ->transform(seconds_in(0, true, 86400));
   cmd->add_option("--ack-log", a->ack_log,
                   "append a line per acknowledged commit to FILE (client, sequence, end LSN; for crash checks)");

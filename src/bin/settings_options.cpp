@@ -1,6 +1,7 @@
 // --config / -c for every subcommand (settings_options.h).
 #include "settings_options.h"
 
+#include <cstdio>
 #include <optional>
 
 #include "walseg/guc_definitions.h"
@@ -24,6 +25,7 @@ guc::LoadReport apply_settings(const SettingsOptions& opts, guc::Registry& regis
 guc::Registry load_registry(const SettingsOptions& opts) {
   guc::Registry registry = guc::make_walseg_registry();
   guc::LoadReport report = apply_settings(opts, registry);
+  for (const auto& w : report.warnings) std::fprintf(stderr, "WARNING:  %s\n", w.c_str());
   if (!report.ok()) {
     guc::ConfigError summary;
     summary.message = report.summary;

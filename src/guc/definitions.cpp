@@ -265,10 +265,11 @@ constexpr std::int64_t kDefaultMaxSegments = 64;
 static_assert(kDefaults.min_size_bytes == kDefaultMinSegments * kDefaults.segment_size_bytes &&
               kDefaults.max_size_bytes == kDefaultMaxSegments * kDefaults.segment_size_bytes);
 
-ConfigError cross_error(std::string_view param, std::string message, std::string hint) {
+ConfigError cross_error(std::string_view param, std::string_view other, std::string message, std::string hint) {
   ConfigError e;
   e.kind = ErrorKind::kCrossCheck;
   e.parameter = std::string(param);
+  e.reads = {std::string(param), std::string(other)};
   e.message = std::move(message);
   e.hint = std::move(hint);
   return e;
@@ -289,15 +290,15 @@ std::vector<ConfigError> check_walseg_settings(const Registry& r) {
   };
   if (c.min_size_bytes < 2 * c.segment_size_bytes)
     errors.push_back(cross_error(
-        names::kMinSize, fmt::format("\"{}\" must be at least twice \"{}\"", names::kMinSize, names::kSegmentSize),
+        names::kMinSize, names::kSegmentSize, fmt::format("\"{}\" must be at least twice \"{}\"", names::kMinSize, names::kSegmentSize),
         at_least(names::kMinSize, 2 * c.segment_size_bytes, kMiBytes, Unit::kMegabytes)));
   if (c.max_size_bytes < c.min_size_bytes)
     errors.push_back(cross_error(
-        names::kMaxSize, fmt::format("\"{}\" must be at least \"{}\"", names::kMaxSize, names::kMinSize),
+        names::kMaxSize, names::kMinSize, fmt::format("\"{}\" must be at least \"{}\"", names::kMaxSize, names::kMinSize),
         at_least(names::kMaxSize, c.min_size_bytes, kMiBytes, Unit::kMegabytes)));
   if (c.wal_buffers_bytes < 4 * std::uint64_t{c.block_size_bytes})
     errors.push_back(cross_error(
-        names::kWalBuffers,
+        names::kWalBuffers, names::kBlockSize,
         fmt::format("\"{}\" must be at least four times \"{}\"", names::kWalBuffers, names::kBlockSize),
         at_least(names::kWalBuffers, 4 * std::uint64_t{c.block_size_bytes}, kKiB, Unit::kKilobytes)));
   return errors;

@@ -75,7 +75,7 @@ bool Parser::syntax_error(const std::string& path, const Token& t, int& count) {
     e.message = fmt::format("syntax error in file \"{}\" line {}, near end of line", path, t.line);
   else
     e.message = fmt::format("syntax error in file \"{}\" line {}, near token \"{}\"", path,
-                            t.line, detail::printable(t.text));
+                            t.line, detail::printable_cut(t.text));
   out_.errors.push_back(std::move(e));
   if (++count < kMaxSyntaxErrors) return true;
   include_error(nullptr, fmt::format("too many syntax errors found, abandoning file \"{}\"", path));
@@ -85,6 +85,15 @@ bool Parser::syntax_error(const std::string& path, const Token& t, int& count) {
 void Parser::parse_text(std::string_view text, const std::string& path,
                         const std::string& identity, int depth) {
   stack_.push_back(Frame{identity, path});
+  // Editors on Windows start UTF-8 files with EF BB BF. PostgreSQL reads it as part of the
+  // first name (a syntax error there); walseg took the first setting for someone else's and
+  // ignored it. Skipped, and said, so that the file can be fixed before PostgreSQL reads it.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (text.substr(0, kBom.size()) == kBom) {
+    text.remove_prefix(kBom.size());
+    out_.warnings.push_back(fmt::format("configuration file \"{}\" starts with a UTF-8 byte-order mark, which "
+                                        "walseg skips and PostgreSQL does not: remove it", path));
+  }
   Lexer lexer(text);
   int errors = 0;
   for (Token t = lexer.next(); t.kind != TokenKind::kEof; t = lexer.next()) {

@@ -30,7 +30,7 @@ Selection select_items(const Registry& registry, const ParsedFiles& files) {
       e.line = item.line;
       e.parameter = item.name;
       e.message = fmt::format("unrecognized configuration parameter \"{}\" in file \"{}\" line {}",
-                              item.name, item.file, item.line);
+                              detail::printable_cut(item.name), item.file, item.line);
       out.unknown.push_back(std::move(e));
       continue;
     }
@@ -54,6 +54,34 @@ std::string error_file(const std::vector<ConfigError>& errors, const std::string
   for (auto it = errors.rbegin(); it != errors.rend(); ++it)
     if (!it->file.empty()) return it->file;
   return top;
+}
+
+// A rule's error is located where its settings came from: the first of them (the one it is
+// about, then the other) set in a file gives file and line; one set by -c is named with it.
+ConfigError locate_cross(const Registry& next, ConfigError e) {
+  for (const std::string& name : e.reads) {
+    const auto row = next.show(name);
+    if (!row) continue;
+    if (!row->sourcefile.empty()) {
+      e.file = row->sourcefile;
+      e.line = row->sourceline;
+      return e;
+    }
+    if (next.source_of(name) == Source::kCommandLine) {
+      e.message += fmt::format(" (-c {}={})", name, detail::printable_cut(row->value));
+      return e;
+    }
+  }
+  return e;
+}
+
+// Whether a rule reads a setting whose value was refused: the value left in its place is not
+// what anybody wrote, so the rule would judge the wrong combination.
+bool reads_refused(const ConfigError& rule, const std::vector<ConfigError>& errors) {
+  for (const ConfigError& e : errors)
+    for (const std::string& name : rule.reads)
+      if (!e.parameter.empty() && detail::iequals(e.parameter, name)) return true;
+  return false;
 }
 
 void apply_items(Registry& next, const Selection& sel, Phase phase, LoadReport& report) {
@@ -80,6 +108,7 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
     if (auto err = next.set(name, std::string_view(opt).substr(eq + 1), Source::kCommandLine,
                             Phase::kStartup)) {
       // `-c segment_size=1MB`: the prefix forgotten (a new user's trial).
+      err->message += " (from -c)";  // not from the file the summary names
       const std::string prefixed = std::string(next.prefix()) + name;
       if (!next.owns_name(name) && next.find(prefixed) != nullptr && err->hint.empty())
         err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
@@ -97,7 +126,7 @@ void report_changes(const Registry& before, const Registry& after, LoadReport& r
     if (old_value == new_value) continue;
     report.changed.emplace_back(def.name);
     report.notes.push_back(fmt::format("parameter \"{}\" changed to \"{}\"", def.name,
-                                       detail::printable(new_value)));
+                                       detail::printable_cut(new_value)));
   }
 }
 
@@ -112,14 +141,17 @@ LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
     top = files->top_file;
     report.errors = files->errors;
     report.notes = files->notes;
+    report.warnings = files->warnings;
     Selection sel = select_items(next, *files);
     report.errors.insert(report.errors.end(), sel.unknown.begin(), sel.unknown.end());
     apply_items(next, sel, Phase::kStartup, report);
   }
   apply_overrides(next, overrides, report);
   next.derive_defaults();
-  // Rules across settings only mean something once every single value is valid.
-  if (report.errors.empty()) report.errors = next.cross_check();
+  // Rules across settings, with the other errors (check-config lists them all in one run),
+  // except those that read a refused value.
+  for (ConfigError& e : next.cross_check())
+    if (!reads_refused(e, report.errors)) report.errors.push_back(locate_cross(next, std::move(e)));
   if (!report.errors.empty()) {
     std::string file = error_file(report.errors, top);
     report.summary = file.empty() ? "settings contain errors"
@@ -135,6 +167,7 @@ LoadReport reload(Registry& registry, const ParsedFiles& files) {
   LoadReport report;
   report.errors = files.errors;
   report.notes = files.notes;
+  report.warnings = files.warnings;
   Selection sel = select_items(registry, files);
   report.errors.insert(report.errors.end(), sel.unknown.begin(), sel.unknown.end());
   auto nothing_applied = [&] {

@@ -33,7 +33,7 @@ ConfigError value_error(ErrorKind kind, const SettingDef& def, std::string messa
 ConfigError invalid_value(const SettingDef& def, std::string_view text, std::string hint = {}) {
   return value_error(ErrorKind::kInvalidValue, def,
                      fmt::format("invalid value for parameter \"{}\": \"{}\"", def.name,
-                                 detail::printable(text)),
+                                 detail::printable_cut(text)),
                      std::move(hint));
 }
 
@@ -73,7 +73,7 @@ ConfigError unknown_parameter(std::string_view name) {
   ConfigError e;
   e.kind = ErrorKind::kUnknownParameter;
   e.parameter = std::string(name);
-  e.message = fmt::format("unrecognized configuration parameter \"{}\"", detail::printable(name));
+  e.message = fmt::format("unrecognized configuration parameter \"{}\"", detail::printable_cut(name));
   return e;
 }
 

@@ -18,4 +18,11 @@ std::string printable(std::string_view s) {
   return out;
 }
 
+std::string printable_cut(std::string_view s) {
+  if (s.size() <= kMessageValueBytes) return printable(s);
+  std::size_t n = kMessageValueBytes;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // not inside a character
+  return fmt::format("{}... ({} bytes)", printable(s.substr(0, n)), s.size());
+}
+
 }  // namespace walseg::guc::detail

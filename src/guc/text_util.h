@@ -31,4 +31,11 @@ inline std::string to_lower(std::string_view s) {
 /// itself break the terminal or the log line it is printed on.
 std::string printable(std::string_view s);
 
+/// Values and names longer than this many bytes are cut in messages (printable_cut).
+inline constexpr std::size_t kMessageValueBytes = 64;
+
+/// printable(s), cut after kMessageValueBytes bytes (at a UTF-8 character's start) with
+/// "... (N bytes)" after it, so that a 300-byte value does not fill the terminal.
+std::string printable_cut(std::string_view s);
+
 }  // namespace walseg::guc::detail

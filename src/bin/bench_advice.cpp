@@ -1,0 +1,121 @@
+// walseg bench's "what to set" (bench_advice.h): the measured choice in each host's settings.
+#include "bench_advice.h"
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "bench_verdict.h"
+#include "walseg/auto_method.h"
+
+namespace walseg::tool {
+namespace {
+
+struct Setting {
+  std::string value;  ///< "" when this run cannot say
+  std::string why;
+};
+
+// PostgreSQL has two fills: zeros over the file (wal_init_zero = on; its creation is
+// pg16_reference's, its commits a zero-filled file's) or one byte at the end (off: a file with
+// a hole, as sparse). The same rule decides between them.
+Setting wal_init_zero(const std::vector<Row>& rows) {
+  const Row* zw = find_row(rows, "write", "zero_write");
+  const Row* sw = find_row(rows, "write", "sparse");
+  const Row* zc = find_row(rows, "create", kPg16Reference, true);
+  const Row* sc = find_row(rows, "create", "sparse");
+  if (!zw || !sw || !zc || !sc)
+    return {"", "not measured: give --methods with zero_write and sparse, PostgreSQL's two fills"};
+  const std::vector<ProbeResult> two = {
+      ProbeResult{InitMethod::kZeroWrite, zc->lat.median, zw->lat.p10, zw->lat.median, zw->lat.p99},
+      ProbeResult{InitMethod::kSparse, sc->lat.median, sw->lat.p10, sw->lat.median, sw->lat.p99}};
+  const bool on = decide_init_method(two) == InitMethod::kZeroWrite;
+  return {on ? "on" : "off",
+          fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg16_reference, {} us; "
+                      "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10)",
+                      cell(zc->lat.median), cell(zw->lat.p10), cell(sc->lat.median), cell(sw->lat.p10))};
+}
+
+// Recycling is a rename and leaves a written file, so it is worth it wherever rewriting a block
+// costs what writing it did. On a copy-on-write filesystem every rewrite allocates anew, which
+// is why PostgreSQL documents wal_recycle = off for them: there the recycle row decides.
+Setting recycle(const FsInfo& fs, const std::vector<Row>& rows, const nlohmann::json& v) {
+  const Row* rw = find_row(rows, "write", kRecycle, true);
+  const Row* rc = find_row(rows, "create", kRecycle, true);
+  if (!rw) return {"", "not measured (the write phase's recycle row)"};
+  const std::string rename = rc ? fmt::format("a rename, {} us median, ", cell(rc->lat.median)) : "";
+  if (!fs.copy_on_write)
+    return {"on", fmt::format("{}then commits in a written file, {} us p10; {} is not copy-on-write", rename,
+                              cell(rw->lat.p10), fs.type_name)};
+  const double threshold = v.value("threshold_us", 0.0);
+  const bool slower = rw->lat.p10 > threshold;
+  return {slower ? "off" : "on",
+          fmt::format("{} is copy-on-write, where PostgreSQL advises wal_recycle = off; here recycled segments "
+                      "commit in {} us p10, {} the new segments' threshold {} us{}",
+                      fs.type_name, cell(rw->lat.p10), slower ? "above" : "within", cell(threshold),
+                      slower ? "" : ", so this run does not show that cost")};
+}
+
+// The preallocator keeps walseg.prealloc_segments ready; the switch phase's pooled run says
+// whether that kept the writer from waiting (its stalls).
+Setting prealloc(const BenchSettings& s, const std::vector<Row>& rows) {
+  const int now = s.config.prealloc_segments;
+  for (const Row& r : rows)
+    if (r.phase == "switch" && r.config == "pooled" && r.manager) {
+      if (r.manager->stalls == 0)
+        return {std::to_string(now), fmt::format("the switch phase's pooled run never waited for a segment with {} "
+                                                 "({} segments of {})", now, r.writer_switches,
+                                                 format_size(s.switch_segment_size))};
+      const int more = std::max(now + 1, 2 * now);
+      return {std::to_string(more), fmt::format("the switch phase's pooled run waited {} times for a segment with {}",
+                                                r.manager->stalls, now)};
+    }
+  return {std::to_string(now), "the current value; the switch phase measures whether the pool keeps up"};
+}
+
+// The extension needs full-size segments: when the rule's choice is not one, the same rule over
+// those that are, as auto does there (auto_method.h's full_size_only).
+Setting extension_method(const BenchSettings& s, const std::vector<Row>& rows, InitMethod both) {
+  if (makes_full_size_segments(both)) return {std::string(to_string(both)), "the verdict's"};
+  std::vector<ProbeResult> full;
+  for (const ProbeResult& p : rule_inputs(s, rows))
+    if (makes_full_size_segments(p.method)) full.push_back(p);
+  if (full.empty()) return {"", "no full-size method measured (the extension refuses none and fallocate_keep_size)"};
+  return {std::string(to_string(decide_init_method(full))),
+          fmt::format("the rule over the full-size methods: {} makes short files, which PostgreSQL cannot use",
+                      to_string(both))};
+}
+
+// One setting's line; a reason already printed (in `said`: recycling, for three hosts) is not
+// repeated.
+void line(const std::string& host, const std::string& name, const Setting& st, nlohmann::json& out,
+          std::set<std::string>& said) {
+  const bool again = !said.insert(st.why).second;
+  fmt::print("  {:<34} {} = {}  ({})\n", host, name, st.value.empty() ? "?" : st.value, again ? "as above" : st.why);
+  out[name] = st.value.empty() ? nlohmann::json(nullptr) : nlohmann::json(st.value);
+  out["why"][name] = st.why;
+}
+
+}  // namespace
+
+nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows,
+                           const nlohmann::json& v) {
+  if (v.is_null() || !v.contains("both")) return nullptr;
+  const InitMethod both = enum_from_name<InitMethod>(v["both"].get<std::string>(), kInitMethodNames).value();
+  const Setting rec = recycle(fs, rows, v);
+  nlohmann::json out;
+  std::set<std::string> said;
+  fmt::print("\nWhat to set on this filesystem (from the rows above):\n");
+  line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(rows), out["postgresql"], said);
+  line("", "wal_recycle", rec, out["postgresql"], said);
+  line("PostgreSQL with the extension:", "walseg.init_method", extension_method(s, rows, both),
+       out["postgresql_with_extension"], said);
+  line("", "walseg.prealloc_segments", prealloc(s, rows), out["postgresql_with_extension"], said);
+  line("", "wal_recycle", rec, out["postgresql_with_extension"], said);
+  line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's"}, out["walseg"],
+       said);
+  line("", "walseg.recycle", rec, out["walseg"], said);
+  return out;
+}
+
+}  // namespace walseg::tool

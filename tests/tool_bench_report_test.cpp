@@ -1,0 +1,181 @@
+// Tests of what `walseg bench` reports beside its measurements (src/bin/bench_tables.cpp,
+// bench_advice.cpp, cmd_bench.cpp's JSON): the tables print as pg_test_fsync's do (a phase's
+// title before it measures, each row when measured, so a run that fails or is stopped still
+// shows what it measured), the notes under a table say how to read it (when `allocated` was
+// taken, ops/s as 1 / median), reference rows say what they are (in `used` and in the JSON's
+// "reference"), the JSON has "syscalls" null where nothing counted them and the switch phase's
+// manager counters, and the verdict ends with what to set for PostgreSQL, PostgreSQL with the
+// extension and the tool, each value following from the rows by its stated rule. Failures
+// are made with failpoints (fallocate answering EIO). Skipped when the tool has not been built.
+#define BOOST_TEST_MODULE tool_bench_report
+#include <boost/test/unit_test.hpp>
+#include <nlohmann/json.hpp>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tool_test_util.h"
+
+using namespace walseg_test;
+
+namespace {
+
+const nlohmann::json* row_of(const nlohmann::json& doc, const std::string& phase, const std::string& method) {
+  for (const auto& r : doc["rows"])
+    if (r["phase"] == phase && r["method"] == method) return &r;
+  return nullptr;
+}
+
+// The auto rule (include/walseg/auto_method.h), written out again from README's words so that a
+// copy of the code's mistake cannot pass: {name, creation median, commit p10} in candidate
+// order; p10 within 20% of the best, then creation within max(cheapest + 1000, 2 x cheapest)
+// of the cheapest of those, then the first.
+struct Cand {
+  std::string name;
+  double create_us, p10_us;
+};
+std::string rule(const std::vector<Cand>& cs) {
+  double best = 1e300;
+  for (const auto& c : cs) best = std::min(best, c.p10_us);
+  double cheapest = 1e300;
+  for (const auto& c : cs)
+    if (c.p10_us <= 1.2 * best) cheapest = std::min(cheapest, c.create_us);
+  const double bound = std::max(cheapest + 1000, 2 * cheapest);
+  for (const auto& c : cs)
+    if (c.p10_us <= 1.2 * best && c.create_us <= bound) return c.name;
+  return "";
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(tool_bench_report, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(Verdict_EndsWithWhatToSetForEachHost_FromTheRows) {
+  // The verdict named a walseg.init_method and stopped: a DBA was left to translate it into
+  // wal_init_zero and wal_recycle, and the extension's settings.
+  auto r = run("bench --dir '" + dir + "' --phases create,write,switch --methods zero_write,sparse,none"
+               " --segment-size 1MB --segments 3 --write-bytes 256kB --switch-boundaries 8 --json '" + dir + "/j.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  const auto& v = doc["verdict"];
+  BOOST_TEST_REQUIRE(v.contains("what_to_set"), v.dump());
+  const auto& set = v["what_to_set"];
+  // PostgreSQL alone: wal_init_zero by the rule over its two fills, zeros (created as
+  // pg16_reference, committing as zero_write) and a hole (sparse).
+  const auto* pg16 = row_of(doc, "create", "pg16_reference");
+  const auto* zw = row_of(doc, "write", "zero_write");
+  const auto* sc = row_of(doc, "create", "sparse");
+  const auto* sw = row_of(doc, "write", "sparse");
+  BOOST_TEST_REQUIRE((pg16 && zw && sc && sw));
+  const std::string pg = rule({{"on", (*pg16)["median_us"].get<double>(), (*zw)["p10_us"].get<double>()},
+                               {"off", (*sc)["median_us"].get<double>(), (*sw)["p10_us"].get<double>()}});
+  BOOST_TEST(set["postgresql"]["wal_init_zero"] == pg, set.dump());
+  // Not copy-on-write here: recycling is on everywhere.
+  const std::string recycle = doc["filesystem"]["copy_on_write"].get<bool>() ? "" : "on";
+  if (!recycle.empty()) {
+    BOOST_TEST(set["postgresql"]["wal_recycle"] == recycle);
+    BOOST_TEST(set["walseg"]["walseg.recycle"] == recycle);
+  }
+  // The tool takes the verdict; the extension the verdict unless it makes short files.
+  const std::string both = v["both"].get<std::string>();
+  BOOST_TEST(set["walseg"]["walseg.init_method"] == both);
+  const std::string ext = set["postgresql_with_extension"]["walseg.init_method"].get<std::string>();
+  BOOST_TEST(ext != "none");
+  if (both != "none") BOOST_TEST(ext == both);
+  // prealloc_segments: kept at 2 unless the pooled switch run waited for a segment.
+  const auto* pooled = [&]() -> const nlohmann::json* {
+    for (const auto& row : doc["rows"])
+      if (row["phase"] == "switch" && row.value("config", "") == "pooled") return &row;
+    return nullptr;
+  }();
+  BOOST_TEST_REQUIRE(pooled != nullptr);
+  BOOST_TEST_REQUIRE(pooled->contains("manager"), pooled->dump());
+  const bool stalled = (*pooled)["manager"]["stalls"].get<int>() > 0;
+  BOOST_TEST(set["postgresql_with_extension"]["walseg.prealloc_segments"] == (stalled ? "4" : "2"), set.dump());
+  // The same, in words, after the verdict's lines.
+  const auto at = r.out.find("What to set on this filesystem");
+  BOOST_TEST_REQUIRE(at != std::string::npos, r.out);
+  BOOST_TEST(at > r.out.find("both: walseg.init_method = "), r.out);
+  const std::string tail = r.out.substr(at);
+  BOOST_TEST(contains(tail, "PostgreSQL without the extension:"), tail);
+  BOOST_TEST(contains(tail, "wal_init_zero = " + pg + "  ("), tail);
+  BOOST_TEST(contains(tail, "PostgreSQL with the extension:"), tail);
+  BOOST_TEST(contains(tail, "walseg.init_method = " + ext + "  ("), tail);
+  BOOST_TEST(contains(tail, "the walseg tool:"), tail);
+  if (!recycle.empty()) BOOST_TEST(contains(tail, "wal_recycle = on  ("), tail);
+}
+
+BOOST_AUTO_TEST_CASE(Json_ReferenceRowsMarked_SyscallsNullWhereUncounted_SwitchCountersIncluded) {
+  // The recycle row had "reference": false, every row "syscalls": 0 (counted or not), and the
+  // switch phase's manager counters were printed but missing from the JSON.
+  auto r = run("bench --dir '" + dir + "' --phases create,write,switch --methods sparse --segment-size 1MB"
+               " --segments 2 --write-bytes 64kB --switch-boundaries 8 --json '" + dir + "/j.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  for (const char* m : {"pg14_reference", "pg16_reference", "recycle"})
+    BOOST_TEST((row_of(doc, "create", m) != nullptr && (*row_of(doc, "create", m))["reference"] == true), m);
+  BOOST_TEST((*row_of(doc, "create", "sparse"))["reference"] == false);
+  // One name for recycling in both tables, and it is a reference there too.
+  BOOST_TEST(row_of(doc, "write", "recycled") == nullptr);
+  BOOST_TEST_REQUIRE(row_of(doc, "write", "recycle") != nullptr);
+  BOOST_TEST((*row_of(doc, "write", "recycle"))["reference"] == true);
+  BOOST_TEST((*row_of(doc, "create", "recycle"))["syscalls"].is_null());  // a rename, not counted
+  BOOST_TEST((*row_of(doc, "create", "sparse"))["syscalls"].get<int>() > 0);
+  int switch_rows = 0;
+  for (const auto& row : doc["rows"]) {
+    if (row["phase"] == "write" || row["phase"] == "switch") BOOST_TEST(row["syscalls"].is_null(), row.dump());
+    if (row["phase"] != "switch") continue;
+    ++switch_rows;
+    BOOST_TEST_REQUIRE(row.contains("manager"), row.dump());
+    const auto& m = row["manager"];
+    for (const char* key : {"created_by_method", "recycled", "removed", "stalls", "stall", "fill", "writer_switches"})
+      BOOST_TEST(m.contains(key), key);
+    BOOST_TEST(m["writer_switches"].get<int>() >= 8, m.dump());
+  }
+  BOOST_TEST(switch_rows == 6);
+}
+
+BOOST_AUTO_TEST_CASE(Tables_SayWhenAllocatedWasTakenAndOpsIsOneOverTheMedian_ReferencesSayWhatTheyAre) {
+  // ops/s was n / the sum of the samples (1 / the mean), a statistic no column printed; the
+  // `allocated` column did not say when it was measured; the references' `used` said
+  // zero_write (pg14_reference, pg16_reference) or recycle, which are not what they do.
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods sparse --segment-size 1MB --segments 3"
+               " --write-bytes 64kB --json '" + dir + "/j.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  for (const auto& row : doc["rows"]) {
+    const double median = row["median_us"].get<double>();
+    BOOST_TEST(std::abs(row["ops_per_s"].get<double>() - 1e6 / median) < 1e-6 * (1e6 / median), row.dump());
+  }
+  for (const char* m : {"pg14_reference", "pg16_reference", "recycle"}) BOOST_TEST_REQUIRE(row_of(doc, "create", m) != nullptr, m);
+  BOOST_TEST_REQUIRE(row_of(doc, "write", "recycle") != nullptr);
+  BOOST_TEST((*row_of(doc, "create", "pg14_reference"))["method_used"] == "zeros, 8kB writes");
+  BOOST_TEST((*row_of(doc, "create", "pg16_reference"))["method_used"] == "zeros, 256kB pwritev");
+  BOOST_TEST((*row_of(doc, "create", "recycle"))["method_used"] == "rename, no fill");
+  BOOST_TEST((*row_of(doc, "write", "recycle"))["method_used"] == "recycled segment");
+  BOOST_TEST(contains(r.out, "  * ops/s: 1 / median. allocated: st_blocks x 512 of each segment right after its creation;"), r.out);
+  BOOST_TEST(contains(r.out, "right after its creation, before the commits"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(Progress_APhaseTitleComesBeforeItMeasures_RowsBeforeAFailureArePrinted) {
+  // Tables were printed only after their whole phase: a 1 GB create ran 34 s without a line,
+  // and a phase that failed at its second row showed nothing of its first. fallocate answering
+  // EIO fails posix_fallocate (an error, never a fallback) and nothing else.
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=EIO*0", 1);
+  auto c = run("bench --dir '" + dir + "' --phases create --methods posix_fallocate --segment-size 1MB --segments 2");
+  auto a = run("bench --dir '" + dir + "' --phases append --methods zero_write,posix_fallocate --segment-size 1MB"
+               " --segments 2 --write-bytes 64kB");
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "fallocate"), c.err);
+  BOOST_TEST(contains(c.out, "\nSegment creation (temp file, fill, fsync, rename, directory fsync)"), c.out);
+  BOOST_TEST(contains(c.out, "(2 segments of 1MB per row, measured round-robin; the rows follow the last round)"), c.out);
+  BOOST_TEST(a.status == 1, a.err);
+  BOOST_TEST(contains(a.out, "\nWAL appends, one writer"), a.out);
+  BOOST_TEST(contains(a.out, "\n  zero_write           pwrite"), a.out);  // measured before the failure
+  BOOST_TEST(!contains(a.out, "\n  posix_fallocate"), a.out);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
