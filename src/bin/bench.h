@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_device.h"
 #include "bench_scratch.h"
 #include "bench_stop.h"
 #include "walseg/config.h"
@@ -45,6 +46,9 @@ struct BenchSettings {
   /// many boundaries, so boundary percentiles are percentiles and not just the maximum.
   std::uint64_t switch_segment_size = 1 * kMiB;
   int switch_boundaries = 64;
+  /// Whose block device the write and append phases read counters of ("": the scratch's):
+  /// e.g. the backing directory of a FUSE pass-through mount, which has no device of its own.
+  std::string device_dir;
 };
 
 /// One result line. Fields a phase does not measure stay 0 (and are printed as "-").
@@ -66,6 +70,7 @@ struct Row {
   /// Phase append: segments the preallocator made while the writer was measured (0: every
   /// segment was made before, as the phase intends).
   std::uint64_t created_while_measuring = 0;
+  DeviceFigures device;  ///< phases write and append: what the commits cost the device
 };
 
 /// A table cell of microseconds, to the microsecond as every table and the verdict print them;

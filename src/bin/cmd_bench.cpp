@@ -45,6 +45,7 @@ struct BenchArgs {
   std::string switch_segment_size = "1MB";
   int switch_boundaries = 64;
   SettingsOptions settings;
+  std::string device_of;
 };
 
 // The first line describes what the chosen phases use: segment and write sizes only for the
@@ -116,6 +117,7 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
   if (!r.kind.empty()) j["kind"] = r.kind;
   if (r.clients > 0) j["clients"] = r.clients;
   if (r.phase == "append") j["created_while_measuring"] = r.created_while_measuring;
+  if (r.phase == "write" || r.phase == "append") add_device_json(j, r.device);
   return j;
 }
 
@@ -150,6 +152,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   s.switch_segment_size = parse_segment_size_option("--switch-segment-size", a.switch_segment_size);
   check_segment_size(s.switch_segment_size);
   s.switch_boundaries = a.switch_boundaries;
+  s.device_dir = a.device_of;
   return s;
 }
 
@@ -171,6 +174,7 @@ void print_phase(const std::vector<Row>& rows, const std::string& p, const Bench
     print_switch_rows(rows, s);
   else
     print_wal_rows(rows, p, s);
+  if (p == "write" || p == "append") print_device_rows(rows, p);
 }
 
 BenchResults run_phases(const BenchSettings& s, const std::vector<std::string>& phases, Scratch& scratch) {
@@ -340,6 +344,10 @@ RegisterCommand reg("bench", [](CLI::App& app) {
                   size_option_help("phase switch: segment size (default 1MB)"));
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (default 64, at least 8)")
       ->transform(integer_in(8, 100000));
+  cmd->add_option("--device-of", a->device_of,
+                  "phases write and append: read the block-device counters of the filesystem under this "
+                  "directory instead of --dir's (e.g. a FUSE pass-through mount's backing directory)")
+      ->check(CLI::ExistingDirectory);
   add_settings_options(*cmd, a->settings);
   cmd->callback([a, cmd] {
     a->write_bytes_given = cmd->get_option("--write-bytes")->count() > 0;
