@@ -52,6 +52,16 @@ def table(docs, phase, field, label, fmt):
     return out
 
 
+def emulation(doc):
+    """What glibc's emulation costs to create a segment, against posix_fallocate (create phase)."""
+    e, p = find(doc, "create", "glibc_emulation"), find(doc, "create", "posix_fallocate")
+    if not e or not p:
+        return ""
+    used = f", which ran as {p['method_used']}" if p["method_used"] not in ("", p["method"]) else ""
+    return (f"; the emulation makes a segment in {e['median_us']:.0f} us against posix_fallocate's "
+            f"{p['median_us']:.0f} us{used}")
+
+
 def prealloc_line(name, doc):
     """One line: the cheapest preallocated method against appending, in bytes and latency."""
     app = find(doc, "write", APPEND)
@@ -61,7 +71,8 @@ def prealloc_line(name, doc):
     if app.get("device_bytes_per_commit") is None:
         best = min(pre, key=lambda r: r["median_us"])
         return (f"- **{name}**: bytes not measurable ({app.get('note') or 'no device'}); latency: "
-                f"{best['method']} {best['median_us']:.0f} us median per commit vs {app['median_us']:.0f} appending")
+                f"{best['method']} {best['median_us']:.0f} us median per commit vs {app['median_us']:.0f} appending"
+                f"{emulation(doc)}")
     best = min(pre, key=lambda r: (r["device_bytes_per_commit"], r["median_us"]))
     db = app["device_bytes_per_commit"] - best["device_bytes_per_commit"]
     dl = app["median_us"] - best["median_us"]
@@ -71,7 +82,7 @@ def prealloc_line(name, doc):
             f"{abs(db):.0f} device bytes per commit ({best['device_bytes_per_commit']:.0f} vs "
             f"{app['device_bytes_per_commit']:.0f} appending; amplification {best['write_amplification']:.2f} vs "
             f"{app['write_amplification']:.2f}) and {'saves' if dl >= 0 else 'costs'} {abs(dl):.0f} us of median "
-            f"commit latency ({best['median_us']:.0f} vs {app['median_us']:.0f} us){mark}")
+            f"commit latency ({best['median_us']:.0f} vs {app['median_us']:.0f} us){mark}{emulation(doc)}")
 
 
 def hypothesis(docs):
