@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
-# Append versus preallocate on journaled filesystems: runs `walseg bench --json` on six
-# loop-mounted filesystems built in image files, then writes one combined report (a markdown
-# table per phase, filesystem x method) and gnuplot plots of creation cost and commit latency.
+# Append versus preallocate on journaled filesystems: runs `walseg bench --json` on five
+# loop-mounted filesystems built in image files, tmpfs, and a FUSE pass-through mount without
+# fallocate, then the two seed experiments (bench/seeds), and writes one combined report (a
+# markdown table per phase, filesystem x method, with device bytes, write amplification and
+# flushes per commit) and gnuplot plots of creation cost, commit latency and amplification.
 #
 # Usage (root): bench/fs_matrix.sh [WORK_DIR] [-- extra walseg bench options]
 #   WORK_DIR defaults to ./fs-matrix; results land in WORK_DIR/report.md, *.json, *.png.
+#   SEEDS=0 leaves the seed experiments out; SEED_ARGS adds options to both seed scripts
+#   (e.g. SEED_ARGS="--size 16M"); IMAGE_SIZE sets the image size (default 3G).
 # Filesystems: ext4 (data=ordered), ext4 data=journal, xfs, btrfs, ext4 without extents (where
-# fallocate is unsupported and the fallback shows), tmpfs. Everything mounted or created is
-# unmounted and removed on exit, also when interrupted.
+# fallocate is unsupported and the fallback shows), tmpfs, and fuse-nofallocate: walseg_lazyfs
+# --passthrough --no-fallocate over a directory of a loop ext4, where every posix_fallocate is
+# glibc's emulation (as on NFS before 4.2; MariaDB MDEV-32268); its device figures are the
+# backing ext4's (--device-of). Everything mounted or created is unmounted and removed on
+# exit, also when interrupted.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
@@ -26,44 +33,65 @@ for tool in mkfs.ext4 mkfs.xfs mkfs.btrfs gnuplot python3; do
 done
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-mounts=()
+source "$here/fs_lib.sh"
+LAZYFS=${LAZYFS:-$top/build/bin/walseg_lazyfs}
+# shellcheck source=../tests/lazyfs/lazyfs_lib.sh
+source "$top/tests/lazyfs/lazyfs_lib.sh"
+tmpfs_mnt=
 cleanup() {
-  for m in "${mounts[@]}"; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
+  lazyfs_cleanup
+  [ -n "$tmpfs_mnt" ] && { umount "$tmpfs_mnt" 2>/dev/null || umount -l "$tmpfs_mnt" 2>/dev/null || true; }
+  fs_cleanup
   rm -rf "$work"/img "$work"/mnt
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# name | mkfs command (image appended) | mount options
-filesystems=(
-  "ext4|mkfs.ext4 -q -F|data=ordered"
-  "ext4-journal|mkfs.ext4 -q -F|data=journal"
-  "xfs|mkfs.xfs -q -f|defaults"
-  "btrfs|mkfs.btrfs -q -f|defaults"
-  "ext4-noextents|mkfs.ext4 -q -F -O ^extents,^64bit|defaults"
-  "tmpfs||size=$image_size"
-)
-mkdir -p "$work/img" "$work/mnt"
-for entry in "${filesystems[@]}"; do
-  IFS='|' read -r name mkfs opts <<<"$entry"
-  mnt="$work/mnt/$name"
-  mkdir -p "$mnt"
-  if [ "$name" = tmpfs ]; then
-    mount -t tmpfs -o "$opts" tmpfs "$mnt"
-  else
-    img="$work/img/$name.img"
-    truncate -s "$image_size" "$img"
-    $mkfs "$img" >/dev/null
-    mount -o loop,"$opts" "$img" "$mnt"
-  fi
-  mounts+=("$mnt")
-  echo "== $name ($(findmnt -n -o FSTYPE,OPTIONS "$mnt"))" >&2
-  "$walseg" bench --dir "$mnt" --json "$work/$name.json" "${bench_args[@]}" >"$work/$name.txt" 2>"$work/$name.log" ||
+run_bench() {  # NAME DIR [extra bench options]
+  local name=$1 dir=$2
+  shift 2
+  echo "== $name ($(findmnt -n -o FSTYPE,OPTIONS -T "$dir"))" >&2
+  "$walseg" bench --dir "$dir" --json "$work/$name.json" "$@" "${bench_args[@]}" >"$work/$name.txt" 2>"$work/$name.log" ||
     { echo "walseg bench failed on $name; see $work/$name.log" >&2; exit 1; }
-  umount "$mnt"
-  mounts=("${mounts[@]/$mnt}")
-  rm -f "$work/img/$name.img"
+}
+
+names=()
+for name in $(fs_names); do
+  fs_mount "$name" "$work" "$image_size"
+  run_bench "$name" "$FS_MNT"
+  fs_umount "$FS_MNT"
+  names+=("$name")
 done
 
-python3 "$here/fs_report.py" "$work" "${filesystems[@]%%|*}"
+tmpfs_mnt="$work/mnt/tmpfs"
+mkdir -p "$tmpfs_mnt"
+mount -t tmpfs -o size="$image_size" tmpfs "$tmpfs_mnt"
+run_bench tmpfs "$tmpfs_mnt"
+umount "$tmpfs_mnt"
+tmpfs_mnt=
+names+=(tmpfs)
+
+skip=$(lazyfs_skip_reason "$LAZYFS")
+if [ -z "$skip" ]; then
+  fs_mount ext4 "$work" "$image_size"
+  backing=$FS_MNT/backing
+  mkdir -p "$backing"
+  fuse="$work/mnt/fuse-nofallocate"
+  lazyfs_mount "$fuse" "$work/lazyfs.sock" --passthrough "$backing" --no-fallocate
+  run_bench fuse-nofallocate "$fuse" --device-of "$backing"
+  lazyfs_umount "$fuse"
+  fs_umount "$FS_MNT"
+  names+=(fuse-nofallocate)
+else
+  echo "fs_matrix.sh: no FUSE run: $skip" >&2
+fi
+
+if [ "${SEEDS:-1}" != 0 ]; then
+  # shellcheck disable=SC2086 # SEED_ARGS is a list of options
+  "$here/seeds/mdev14425.sh" --work "$work/seed-work" ${SEED_ARGS:-} >"$work/mdev14425.md" 2>"$work/mdev14425.log"
+  # shellcheck disable=SC2086
+  "$here/seeds/pg2013_fallocate.sh" --work "$work/seed-work" ${SEED_ARGS:-} >"$work/pg2013.md" 2>"$work/pg2013.log"
+fi
+
+python3 "$here/fs_report.py" "$work" "${names[@]}"
 echo "report: $work/report.md" >&2

@@ -2,12 +2,16 @@
 """Combines `walseg bench --json` results of several filesystems into report.md and plots.
 
 Usage: fs_report.py WORK_DIR NAME...   (reads WORK_DIR/NAME.json, writes WORK_DIR/report.md,
-creation.png and commit.png). Called by fs_matrix.sh; standard library only, plus gnuplot.
+creation.png, commit.png and amplification.png; appends WORK_DIR/mdev14425.md and pg2013.md,
+the seed experiments' sections, when present). Called by fs_matrix.sh; standard library only,
+plus gnuplot. The device figures (device_report.py) are null where not measurable.
 """
 import json
 import os
 import subprocess
 import sys
+
+import device_report
 
 APPEND_METHODS = {"none", "fallocate_keep_size"}  # the file grows with each commit
 
@@ -73,7 +77,7 @@ def with_value(docs, phase, field):
             r["_value"] = r[field]
 
 
-def plot(work, docs, phase, field, title, png):
+def plot(work, docs, phase, field, title, png, ylabel="microseconds (log)", log=True):
     names = list(docs)
     methods = []
     for d in docs.values():
@@ -89,7 +93,7 @@ def plot(work, docs, phase, field, title, png):
             vals = []
             for n in names:
                 v = [r[field] for r in rows(docs[n], phase) if r["method"] == m and r.get("io", "pwrite") == "pwrite"]
-                vals.append(f"{v[0]:.1f}" if v else "NaN")
+                vals.append(f"{v[0]:.2f}" if v and v[0] is not None else "NaN")
             f.write(m + " " + " ".join(vals) + "\n")
     series = f"'{dat}' using 2:xtic(1) title columnhead" + "".join(
         f", '' using {i + 2} title columnhead" for i in range(1, len(names)))
@@ -99,8 +103,8 @@ set title '{title}'
 set style data histogram
 set style histogram cluster gap 1
 set style fill solid border -1
-set logscale y
-set ylabel 'microseconds (log)'
+{"set logscale y" if log else "set yrange [0:*]"}
+set ylabel '{ylabel}'
 set xtics rotate by -30
 plot {series}
 """
@@ -112,9 +116,11 @@ def main():
     docs = load(work, names)
     lines = ["# walseg filesystem matrix", "", "Append or preallocate, per filesystem (commits/s of the append phase):", ""]
     lines += [verdict(n, d) for n, d in docs.items()]
+    lines += ["", "What preallocation costs or saves, per filesystem (write phase, against appending with none):", ""]
+    lines += [device_report.prealloc_line(n, d) for n, d in docs.items()]
     lines.append("")
     for n, d in docs.items():
-        v = d.get("verdict", {})
+        v = d.get("verdict") or {}
         fs = d["filesystem"]
         lines.append(f"- {n}: {fs['type']} ({fs['mount_options']}); bench verdict: cheapest creation "
                      f"{v.get('cheapest_creation', '-')}, fastest commits {v.get('fastest_commits', '-')}, "
@@ -129,11 +135,21 @@ def main():
     lines.append(table(docs, "append", lambda r: f"{r['method']} ({r['io']})", "commits/s, one writer"))
     with_value(docs, "commit", "ops_per_s")
     lines.append(table(docs, "commit", lambda r: f"{r['clients']} clients ({r['io']})", "commits/s with group commit"))
-    lines.append("\nPlots: creation.png (create phase), commit.png (write phase), both pwrite rows, log scale.\n")
+    lines += device_report.sections(docs)
+    lines.append("\nPlots: creation.png (create phase), commit.png (write phase), both pwrite rows, log scale; "
+                 "amplification.png (write phase: device bytes / bytes committed, linear).\n")
+    for seed in ("mdev14425.md", "pg2013.md"):
+        path = os.path.join(work, seed)
+        if os.path.exists(path):
+            with open(path) as f:
+                lines += ["", f.read()]
     with open(os.path.join(work, "report.md"), "w") as f:
         f.write("\n".join(lines))
     plot(work, docs, "create", "median_us", "Durable segment creation per method and filesystem", "creation.png")
     plot(work, docs, "write", "median_us", "Commit latency (8 kB pwrite + fdatasync) in a new segment", "commit.png")
+    plot(work, {n: d for n, d in docs.items() if device_report.measured(d)}, "write", "write_amplification",
+         "Write amplification per commit (device bytes / bytes committed), write phase", "amplification.png",
+         ylabel="device bytes / bytes committed", log=False)
     print("\n".join(lines[:3 + len(docs)]))
 
 

@@ -86,6 +86,23 @@ BOOST_AUTO_TEST_CASE(check_runs_before_every_creation_and_every_turn_of_commits)
   BOOST_TEST(checks == 4);  // 2 creations + 2 turns
 }
 
+BOOST_AUTO_TEST_CASE(around_commit_brackets_each_commit_of_its_series_with_the_write_in_between) {
+  std::vector<std::string> seen;
+  auto s0 = series(0);
+  measure_create_commit({s0, series(1)},
+                        MeasurePlan{.commit_bytes = 2 * 4096, .record_bytes = 4096,
+                                    .around_commit = [&](std::size_t k, bool after) {
+                                      struct stat st{};
+                                      ::stat((dir / name(static_cast<int>(k), 0)).c_str(), &st);
+                                      seen.push_back(std::to_string(k) + (after ? " after " : " before ") +
+                                                     std::to_string(st.st_size));
+                                    }});
+  // Before each commit the file is as the last commit left it, after it one record longer.
+  const std::vector<std::string> expected = {"0 before 0",    "0 after 4096", "1 before 0",    "1 after 4096",
+                                             "0 before 4096", "0 after 8192", "1 before 4096", "1 after 8192"};
+  BOOST_TEST(seen == expected, boost::test_tools::per_element());
+}
+
 // ---- Error paths -------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_failing_creation_releases_the_files_already_made_and_is_rethrown) {

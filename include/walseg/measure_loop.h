@@ -52,6 +52,10 @@ struct MeasurePlan {
   /// Called before every creation and every turn of commits: throws to stop the measurement
   /// (a cancel flag, a stop signal). May be empty.
   std::function<void()> check;
+  /// Called just before (after = false) and just after (true) each commit of series
+  /// `series`, outside the commit's timing: `walseg bench` samples device counters there,
+  /// since the series' commits interleave. May be empty.
+  std::function<void(std::size_t series, bool after)> around_commit;
 };
 
 /// One series' samples, microseconds, in the order measured.

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "bench_device.h"
 #include "bench_scratch.h"
 #include "bench_stop.h"
 #include "walseg/config.h"
@@ -52,6 +53,9 @@ struct BenchSettings {
   void done(const Row& r) const {
     if (row_done) row_done(r);
   }
+  /// Whose block device the write and append phases read counters of ("": the scratch's):
+  /// e.g. the backing directory of a FUSE pass-through mount, which has no device of its own.
+  std::string device_dir;
 };
 
 /// One result line. Fields a phase does not measure stay 0 (and are printed as "-").
@@ -79,6 +83,7 @@ struct Row {
   /// Phase append: segments the preallocator made while the writer was measured (0: every
   /// segment was made before, as the phase intends).
   std::uint64_t created_while_measuring = 0;
+  DeviceFigures device;  ///< phases write and append: what the commits cost the device
 };
 
 /// A table cell of microseconds, to the microsecond as every table and the verdict print them;

@@ -58,6 +58,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
       scratch.remove(rel);
       const std::string dir = scratch.make_dir(rel);
       ClientRun meas;
+      DeviceMeter meter(s.device_dir.empty() ? dir : s.device_dir, 1);
       std::string used;
       std::uint64_t created_while = 0;
       {
@@ -81,7 +82,11 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
                                   ready, ahead, dir));
         }
         const std::uint64_t created_before = wal->manager().stats().create.count;
+        // A tenth of a second of nothing first: what the device writes then is another's.
+        meter.quiet_check(std::chrono::milliseconds(100));
+        meter.begin(0);
         meas = run_clients(wal->writer(), s.write_size, 1, commits, 0, 0, nullptr, stop_requested);
+        meter.end(0);
         check_stop();
         created_while = wal->manager().stats().create.count - created_before;
         for (const auto& [method_used, n] : wal->manager().stats().created_by_method) used += (used.empty() ? "" : ",") + method_used;
@@ -91,6 +96,9 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
       row.io = std::string(to_string(io));
       row.method_used = used.empty() ? name : used;
       row.created_while_measuring = created_while;
+      row.device = meter.figures(0, meas.us.size(), meas.us.size() * s.write_size);
+      if (created_while > 0)
+        row.device.note += fmt::format("{}{} segments were made during the commits and are counted", row.device.note.empty() ? "" : "; ", created_while);
       s.done(row);
       rows.push_back(std::move(row));
     }

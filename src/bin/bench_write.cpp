@@ -81,21 +81,26 @@ std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
   // A fresh segment of every kind first, then their commits in turn, one each, by the
   // library's loop (measure_loop.h): a burst of noise then lands on every method alike.
   std::vector<MeasureSeries> hooks;
+  DeviceMeter meter(s.device_dir.empty() ? scratch.root() : s.device_dir, series.size());
   for (auto& se : series)
     hooks.push_back(MeasureSeries{
         .create = [&](int round, double*) { return open_fresh(s, se, static_cast<SegNo>(round) + 1, record); },
         .release =
             [&](int, File& f) {
+              meter.leave();  // closing, removing and the next round's creations are walseg's
               if (f.is_open()) f.close();
               se.dir.unlink(se.current, true);  // keeps the phase's disk use to one segment per method
             }});
   MeasurePlan plan{.rounds = s.segments, .commit_bytes = bytes, .record_bytes = s.write_size,
-                   .sync = s.config.sync_method, .check = check_stop};
+                   .sync = s.config.sync_method, .check = check_stop,
+                   .around_commit = [&](std::size_t k, bool after) { after ? meter.end(k) : meter.begin(k); }};
   auto samples = measure_create_commit(hooks, plan);
   for (std::size_t k = 0; k < series.size(); ++k) series[k].us = std::move(samples[k].commit_us);
   std::vector<Row> rows;
-  for (auto& se : series) {
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    Series& se = series[k];
     Row row = latency_row("write", se.name, se.us, s.write_size);
+    row.device = meter.figures(k, se.us.size(), se.us.size() * s.write_size);
     row.method_used = se.used;
     row.note = se.note;
     row.allocated_bytes = se.name == kRecycle ? size : se.allocated;

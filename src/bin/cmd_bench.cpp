@@ -49,6 +49,7 @@ struct BenchArgs {
   std::string switch_segment_size = "1MB";
   int switch_boundaries = 64;
   SettingsOptions settings;
+  std::string device_of;
 };
 
 // The switch phase's segment manager counters, as its "Segment manager during the switch
@@ -78,6 +79,7 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
   if (!r.kind.empty()) j["kind"] = r.kind;
   if (r.clients > 0) j["clients"] = r.clients;
   if (r.phase == "append") j["created_while_measuring"] = r.created_while_measuring;
+  if (r.phase == "write" || r.phase == "append") add_device_json(j, r.device);
   return j;
 }
 
@@ -112,6 +114,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   s.switch_segment_size = parse_segment_size_option("--switch-segment-size", a.switch_segment_size);
   check_segment_size(s.switch_segment_size);
   s.switch_boundaries = a.switch_boundaries;
+  s.device_dir = a.device_of;
   return s;
 }
 
@@ -136,6 +139,7 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
                                : bench_commit(s, scratch);
     res.rows.insert(res.rows.end(), got.begin(), got.end());
     print_phase_foot(s, res.fs, res.rows, p);
+    if (p == "write" || p == "append") print_device_rows(res.rows, p);
   }
   res.verdict = verdict(s, res.rows);
   if (res.verdict.contains("both")) {
@@ -309,6 +313,10 @@ RegisterCommand reg("bench", [](CLI::App& app) {
                   size_option_help("phase switch: segment size (default 1MB)"));
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (default 64, at least 8)")
       ->transform(integer_in(8, 100000));
+  cmd->add_option("--device-of", a->device_of,
+                  "phases write and append: read the block-device counters of the filesystem under this "
+                  "directory instead of --dir's (e.g. a FUSE pass-through mount's backing directory)")
+      ->check(CLI::ExistingDirectory);
   add_settings_options(*cmd, a->settings);
   cmd->callback([a, cmd] {
     a->write_bytes_given = cmd->get_option("--write-bytes")->count() > 0;

@@ -40,9 +40,11 @@ void run_round(const std::vector<MeasureSeries>& series, const MeasurePlan& plan
        off += record.size()) {
     if (plan.check) plan.check();  // a round's commits take seconds on a slow disk
     for (std::size_t k = 0; k < files.size(); ++k) {
+      if (plan.around_commit) plan.around_commit(k, false);
       const auto t0 = Clock::now();
       commit_once(files[k], record.data(), record.size(), off, plan.sync);
       out[k].commit_us.push_back(us_since(t0));
+      if (plan.around_commit) plan.around_commit(k, true);
     }
   }
 }
