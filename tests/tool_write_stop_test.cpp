@@ -69,4 +69,31 @@ BOOST_AUTO_TEST_CASE(ASignalEndsTheRunWithItsSummaryAndACleanEnd) {
   }
 }
 
+// The new-user trial of this session: `walseg write --seconds 3 | true` exited 1 with only
+// "cannot write to file: Broken pipe", no summary and no word of what stopped it, though
+// README promised the signal's way (exit 141), as `bench | head -1` does.
+BOOST_AUTO_TEST_CASE(AClosedStdoutEndsTheRunLikeSigpipeWithTheSummaryOnStderr) {
+  for (bool sigpipe_ignored : {false, true}) {
+    BOOST_TEST_CONTEXT("SIGPIPE ignored: " << sigpipe_ignored) {
+      const std::string wal = dir + "/wal" + std::to_string(sigpipe_ignored);
+      ToolProcess::Options o;
+      o.pipe_stdout = true;
+      if (sigpipe_ignored) o.ignore = {SIGPIPE};
+      ToolProcess p({"write", "--dir", wal, "--seconds", "60", "-c", "walseg.segment_size=1MB"}, dir + "/out",
+                    dir + "/err", o);
+      p.close_stdout();  // as `| true`: the reader is gone before the first commit
+      const int raw = p.wait(30);
+      const int status = raw >= 0 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+      const std::string err = slurp(dir + "/err");
+      BOOST_TEST(status == 128 + SIGPIPE, err);
+      BOOST_TEST(contains(err, "interrupted by SIGPIPE"), err);
+      BOOST_TEST(contains(err, "WAL now ends at"), err);
+      BOOST_TEST(!contains(err, "Broken pipe"), err);
+      Result r = run("recover --dir '" + wal + "'");
+      BOOST_TEST(r.status == 0, r.out << r.err);
+      BOOST_TEST(contains(r.out, "corruption: no"), r.out);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -3,10 +3,13 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -86,16 +89,25 @@ void run_write(const WriteArgs& a) {
   double elapsed = run.seconds;
   Summary s = summarize(run.us);
   WalWriterStats st = w.stats();
-  fmt::print("{} commits of {} bytes by {} client{} in {:.2f} s: {:.0f} commits/s\n", s.n, size, a.clients,
-             a.clients == 1 ? "" : "s",
-             elapsed, static_cast<double>(s.n) / elapsed);
-  fmt::print("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
-  fmt::print("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's sync, "
-             "{} syncs waited up to walseg.commit_delay {} us for their group), {} segment switches, "
-             "{} short writes completed\n",
-             to_string(cfg.io_method), to_string(cfg.sync_method), st.syncs, s.n, st.flush_waits,
-             st.commit_delays, cfg.commit_delay_us, st.segment_switches, st.short_writes);
-  fmt::print("WAL now ends at {}\n", format_lsn(w.flushed_lsn()));
+  std::string summary = fmt::format("{} commits of {} bytes by {} client{} in {:.2f} s: {:.0f} commits/s\n", s.n,
+                                    size, a.clients, a.clients == 1 ? "" : "s", elapsed,
+                                    static_cast<double>(s.n) / elapsed);
+  summary += fmt::format("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
+  summary += fmt::format("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's "
+                         "sync, {} syncs waited up to walseg.commit_delay {} us for their group), {} segment "
+                         "switches, {} short writes completed\n",
+                         to_string(cfg.io_method), to_string(cfg.sync_method), st.syncs, s.n, st.flush_waits,
+                         st.commit_delays, cfg.commit_delay_us, st.segment_switches, st.short_writes);
+  summary += fmt::format("WAL now ends at {}\n", format_lsn(w.flushed_lsn()));
+  // A closed stdout (`| head`) is a stop like a signal, not an error: the summary then goes
+  // to stderr, as bench's does, so that what was acknowledged is still said somewhere.
+  check_stdout_reader();
+  if (stop_signal() != SIGPIPE &&
+      (std::fputs(summary.c_str(), stdout) < 0 || std::fflush(stdout) != 0)) {
+    if (errno != EPIPE) throw std::system_error(errno, std::generic_category(), "cannot write to stdout");
+    request_stop(SIGPIPE);
+  }
+  if (stop_signal() == SIGPIPE) std::fputs(summary.c_str(), stderr);
   if (const int signo = stop_signal(); signo != 0) {
     std::fprintf(stderr, "walseg write: interrupted by %s after %llu acknowledged commits; each is in the WAL, "
                  "which ends at %s\n",
