@@ -113,6 +113,24 @@ BOOST_AUTO_TEST_CASE(clearly_fastest_commits_win_even_if_creation_is_dearest) {
   BOOST_TEST(name(decide_init_method(r)) == "zero_write");
 }
 
+// On a copy-on-write filesystem reserving pins space and buys nothing lasting, and the
+// segment manager warns against every method but sparse and none there: so among methods that
+// pass both steps those come first (the new-user trial: on btrfs the rule chose
+// posix_fallocate, whose use then drew that WARNING). Outside a tie nothing changes.
+BOOST_AUTO_TEST_CASE(on_copy_on_write_the_tie_break_puts_the_methods_that_reserve_nothing_first) {
+  std::vector<ProbeResult> r = {probe(InitMethod::kZeroWrite, 900, 100), probe(InitMethod::kPosixFallocate, 500, 101),
+                                probe(InitMethod::kSparse, 600, 102), probe(InitMethod::kNone, 550, 103)};
+  BOOST_TEST(name(decide_init_method(r)) == "zero_write");
+  BOOST_TEST(name(decide_init_method(r, true)) == "sparse");
+  r.erase(r.begin() + 2);  // without sparse, none (append mode) is next
+  BOOST_TEST(name(decide_init_method(r, true)) == "none");
+  // A reserving method that is clearly faster still wins: the order only breaks ties.
+  std::vector<ProbeResult> fast = {probe(InitMethod::kZeroWrite, 900, 50), probe(InitMethod::kSparse, 600, 102)};
+  BOOST_TEST(name(decide_init_method(fast, true)) == "zero_write");
+  RuleWorking w = apply_init_rule(r, true);
+  BOOST_TEST(w.tie_break);
+}
+
 BOOST_AUTO_TEST_CASE(among_commits_within_twenty_percent_the_cheapest_creation_wins) {
   // Best median 100: 105 and 119 are within 20% (<= 120), 125 is not even though it is the
   // cheapest to create. Among 100/105/119, posix_fallocate creates cheapest (500).

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # bench_fs_notes_test.sh: what `walseg bench` says about two filesystems whose figures need a
-# word, on loop mounts. btrfs (copy-on-write): the verdict's "What to set" weighs the recycle
-# row it measured, PostgreSQL's advice there being wal_recycle = off: off when the recycle row's
-# commit p10 is above the verdict's threshold, on (saying the run does not show the cost) when
-# it is within it; the header says the recycle rows are weighed. xfs: a row whose `allocated`
+# word, on loop mounts. btrfs (copy-on-write): "What to set" turns recycling off, PostgreSQL's
+# advice there and walseg's own warning, with the recycle row beside it, and the tie-break puts
+# sparse first, so the advice draws no copy-on-write WARNING. xfs: a row whose `allocated`
 # exceeds the segment size gets the speculative-preallocation note (xfs trims that at close,
 # so whether a row shows it is the kernel's; the check applies when one does).
 #
@@ -54,21 +53,28 @@ make_fs btrfs 400
 out=$(run_bench "$MNT" "$WORK/btrfs.json")
 status=$?
 check "btrfs: the run succeeds (got $status)" test "$status" -eq 0
-check "btrfs: the header says the recycle rows are weighed" contains "$out" '"What to set" weighs the recycle rows'
-check "btrfs: what to set names PostgreSQL's copy-on-write advice" contains "$out" \
-  "btrfs is copy-on-write, where PostgreSQL advises wal_recycle = off; here recycled segments commit in"
-# The value follows from the recycle write row's p10 against the verdict's threshold.
-expect=$(python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-rec = [r for r in d["rows"] if r["phase"] == "write" and r["method"] == "recycle"][0]
-print("off" if rec["p10_us"] > d["verdict"]["threshold_us"] else "on")' "$WORK/btrfs.json" 2>/dev/null)
+check "btrfs: the header says how copy-on-write changes the verdict" contains "$out" \
+  'the methods that reserve nothing first, and "What to set" turns recycling off'
+check "btrfs: what to set names PostgreSQL's copy-on-write advice and the measured row" contains "$out" \
+  "btrfs is copy-on-write: PostgreSQL advises wal_recycle = off there, and walseg warns against recycling"
+# The new-user trial of this session: "What to set" said recycle = on (the recycle row within
+# the threshold) and posix_fallocate (the tie-break's reserve-first order), and following it
+# drew walseg's own copy-on-write WARNING. Recycling is off there; among the methods that
+# passed both steps, sparse (which reserves nothing) comes first.
 got=$(python3 -c '
 import json, sys
-s = json.load(open(sys.argv[1]))["verdict"]["what_to_set"]
-print(s["postgresql"]["wal_recycle"], s["walseg"]["walseg.recycle"])' "$WORK/btrfs.json" 2>/dev/null)
-check "btrfs: wal_recycle and walseg.recycle are $expect, from the recycle row (got '$got')" test "$got" == "$expect $expect"
-check "btrfs: the printed line says it" contains "$out" "wal_recycle = $expect  ("
+v = json.load(open(sys.argv[1]))["verdict"]
+s = v["what_to_set"]
+print(s["postgresql"]["wal_recycle"], s["walseg"]["walseg.recycle"], "sparse" in v["passed_both"], v["both"])' \
+  "$WORK/btrfs.json" 2>/dev/null)
+check "btrfs: wal_recycle and walseg.recycle are off (got '$got')" test "${got% * *}" == "off off"
+check "btrfs: the printed line says it" contains "$out" "wal_recycle = off  ("
+if [[ $got == *" True "* ]]; then
+  check "btrfs: sparse passed both steps, so it is the choice (got '$got')" test "${got##* }" == "sparse"
+  werr=$("$WALSEG" write --dir "$MNT/advised" --records 5 -c walseg.segment_size=1MB -c walseg.init_method=sparse \
+    -c walseg.recycle=off 2>&1)
+  check "btrfs: the advised settings draw no WARNING" lacks "$werr" "WARNING"
+fi
 
 make_fs xfs 400
 out=$(run_bench "$MNT" "$WORK/xfs.json")

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,15 @@ ProbeResult probe_result(InitMethod method, double create_us, std::vector<double
 inline constexpr InitMethod kCandidateOrder[] = {InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
                                                  InitMethod::kGlibcEmulation, InitMethod::kSparse,
                                                  InitMethod::kFallocateKeepSize, InitMethod::kNone};
+/// The same on a copy-on-write filesystem (FsInfo::copy_on_write), where reserving buys
+/// nothing lasting and pins space (case C24: the segment manager warns against every method
+/// but these two): sparse, then none, first; the others after, in kCandidateOrder's order.
+inline constexpr InitMethod kCandidateOrderCopyOnWrite[] = {InitMethod::kSparse, InitMethod::kNone,
+                                                            InitMethod::kZeroWrite, InitMethod::kPosixFallocate,
+                                                            InitMethod::kGlibcEmulation,
+                                                            InitMethod::kFallocateKeepSize};
+/// kCandidateOrderCopyOnWrite or kCandidateOrder.
+std::span<const InitMethod> candidate_order(bool copy_on_write);
 
 /// The rule's working, step by step, so that a reader can check the choice against the numbers
 /// (`walseg bench` prints it). Indices are into the `results` given to apply_init_rule.
@@ -97,18 +107,19 @@ struct RuleWorking {
   /// max(cheapest + kCreateSlackUs, cheapest * kCreateSlackRatio), of results[cheapest]
   double create_bound_us = 0;
   std::vector<std::size_t> both;  ///< in `fast` and create_us <= create_bound_us
-  std::size_t chosen = 0;         ///< the one of `both` first in kCandidateOrder
+  std::size_t chosen = 0;         ///< the one of `both` first in candidate_order(copy_on_write)
   bool tie_break = false;         ///< `both` held more than one method: the order decided
 };
 
 /// The rule: fastest commits (10th percentile) within kCommitTolerance, then cheapest creation
-/// (among those) within kCreateSlackUs or kCreateSlackRatio, then kCandidateOrder. `results`
-/// must not be empty. The one implementation, used by auto and by `walseg bench`'s verdict so
-/// that the two always agree. Never throws but std::bad_alloc.
-RuleWorking apply_init_rule(const std::vector<ProbeResult>& results);
+/// (among those) within kCreateSlackUs or kCreateSlackRatio, then candidate_order(copy_on_write)
+/// (the filesystem's FsInfo::copy_on_write). `results` must not be empty. The one
+/// implementation, used by auto and by `walseg bench`'s verdict so that the two always agree.
+/// Never throws but std::bad_alloc.
+RuleWorking apply_init_rule(const std::vector<ProbeResult>& results, bool copy_on_write = false);
 
 /// apply_init_rule's choice: results[chosen].method.
-InitMethod decide_init_method(const std::vector<ProbeResult>& results);
+InitMethod decide_init_method(const std::vector<ProbeResult>& results, bool copy_on_write = false);
 
 /// Where auto probes and keeps its decision. The directories must stay open for the call.
 struct AutoOptions {

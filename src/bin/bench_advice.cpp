@@ -19,7 +19,7 @@ struct Setting {
 // PostgreSQL has two fills: zeros over the file (wal_init_zero = on; its creation is
 // pg16_reference's, its commits a zero-filled file's) or one byte at the end (off: a file with
 // a hole, as sparse). The same rule decides between them.
-Setting wal_init_zero(const std::vector<Row>& rows) {
+Setting wal_init_zero(const FsInfo& fs, const std::vector<Row>& rows) {
   const Row* zw = find_row(rows, "write", "zero_write");
   const Row* sw = find_row(rows, "write", "sparse");
   const Row* zc = find_row(rows, "create", kPg16Reference, true);
@@ -29,7 +29,7 @@ Setting wal_init_zero(const std::vector<Row>& rows) {
   const std::vector<ProbeResult> two = {
       ProbeResult{InitMethod::kZeroWrite, zc->lat.median, zw->lat.p10, zw->lat.median, zw->lat.p99},
       ProbeResult{InitMethod::kSparse, sc->lat.median, sw->lat.p10, sw->lat.median, sw->lat.p99}};
-  const bool on = decide_init_method(two) == InitMethod::kZeroWrite;
+  const bool on = decide_init_method(two, fs.copy_on_write) == InitMethod::kZeroWrite;
   return {on ? "on" : "off",
           fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg16_reference, {} us; "
                       "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10)",
@@ -38,22 +38,26 @@ Setting wal_init_zero(const std::vector<Row>& rows) {
 
 // Recycling is a rename and leaves a written file, so it is worth it wherever rewriting a block
 // costs what writing it did. On a copy-on-write filesystem every rewrite allocates anew, which
-// is why PostgreSQL documents wal_recycle = off for them: there the recycle row decides.
+// is why PostgreSQL documents wal_recycle = off for them, and walseg's segment manager warns
+// against recycling there (case C24): off, with what this run measured beside it, so that the
+// advice never contradicts the warning the setting would then bring.
 Setting recycle(const FsInfo& fs, const std::vector<Row>& rows, const nlohmann::json& v) {
   const Row* rw = find_row(rows, "write", kRecycle, true);
   const Row* rc = find_row(rows, "create", kRecycle, true);
-  if (!rw) return {"", "not measured (the write phase's recycle row)"};
-  const std::string rename = rc ? fmt::format("a rename, {} us median, ", cell(rc->lat.median)) : "";
-  if (!fs.copy_on_write)
+  if (!fs.copy_on_write) {
+    if (!rw) return {"", "not measured (the write phase's recycle row)"};
+    const std::string rename = rc ? fmt::format("a rename, {} us median, ", cell(rc->lat.median)) : "";
     return {"on", fmt::format("{}then commits in a written file, {} us p10; {} is not copy-on-write", rename,
                               cell(rw->lat.p10), fs.type_name)};
+  }
   const double threshold = v.value("threshold_us", 0.0);
-  const bool slower = rw->lat.p10 > threshold;
-  return {slower ? "off" : "on",
-          fmt::format("{} is copy-on-write, where PostgreSQL advises wal_recycle = off; here recycled segments "
-                      "commit in {} us p10, {} the new segments' threshold {} us{}",
-                      fs.type_name, cell(rw->lat.p10), slower ? "above" : "within", cell(threshold),
-                      slower ? "" : ", so this run does not show that cost")};
+  const std::string measured =
+      rw ? fmt::format("; here recycled segments commit in {} us p10, {} the new segments' threshold {} us",
+                       cell(rw->lat.p10), rw->lat.p10 > threshold ? "above" : "within", cell(threshold))
+         : "";
+  return {"off", fmt::format("{} is copy-on-write: PostgreSQL advises wal_recycle = off there, and walseg warns "
+                             "against recycling (rewrites of old blocks go to new space){}",
+                             fs.type_name, measured)};
 }
 
 // The preallocator keeps walseg.prealloc_segments ready; the switch phase's pooled run says
@@ -75,13 +79,13 @@ Setting prealloc(const BenchSettings& s, const std::vector<Row>& rows) {
 
 // The extension needs full-size segments: when the rule's choice is not one, the same rule over
 // those that are, as auto does there (auto_method.h's full_size_only).
-Setting extension_method(const BenchSettings& s, const std::vector<Row>& rows, InitMethod both) {
+Setting extension_method(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows, InitMethod both) {
   if (makes_full_size_segments(both)) return {std::string(to_string(both)), "the verdict's"};
   std::vector<ProbeResult> full;
   for (const ProbeResult& p : rule_inputs(s, rows))
     if (makes_full_size_segments(p.method)) full.push_back(p);
   if (full.empty()) return {"", "no full-size method measured (the extension refuses none and fallocate_keep_size)"};
-  return {std::string(to_string(decide_init_method(full))),
+  return {std::string(to_string(decide_init_method(full, fs.copy_on_write))),
           fmt::format("the rule over the full-size methods: {} makes short files, which PostgreSQL cannot use",
                       to_string(both))};
 }
@@ -106,9 +110,9 @@ nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::
   nlohmann::json out;
   std::set<std::string> said;
   fmt::print("\nWhat to set on this filesystem (from the rows above):\n");
-  line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(rows), out["postgresql"], said);
+  line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(fs, rows), out["postgresql"], said);
   line("", "wal_recycle", rec, out["postgresql"], said);
-  line("PostgreSQL with the extension:", "walseg.init_method", extension_method(s, rows, both),
+  line("PostgreSQL with the extension:", "walseg.init_method", extension_method(s, fs, rows, both),
        out["postgresql_with_extension"], said);
   line("", "walseg.prealloc_segments", prealloc(s, rows), out["postgresql_with_extension"], said);
   line("", "wal_recycle", rec, out["postgresql_with_extension"], said);

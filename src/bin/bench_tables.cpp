@@ -36,7 +36,8 @@ void print_header(const BenchSettings& s, const std::vector<std::string>& phases
              fs.copy_on_write ? ", copy-on-write" : "");
   if (fs.copy_on_write)
     fmt::print("note: on copy-on-write filesystems preallocation reserves nothing lasting and "
-               "recycling rewrites blocks; \"What to set\" weighs the recycle rows\n");
+               "recycling rewrites blocks: the verdict's tie-break puts the methods that reserve "
+               "nothing first, and \"What to set\" turns recycling off, with the recycle rows beside\n");
   if (fs.type == FsType::kTmpfs)
     fmt::print("note: tmpfs keeps its files in memory: fsync and fdatasync return without writing anything "
                "to a disk, so these figures do not stand for any disk; run bench on the filesystem that "

@@ -47,9 +47,9 @@ std::vector<std::string> names(const std::vector<Candidate>& cs, const std::vect
   return out;
 }
 
-std::vector<std::string> order_names() {
+std::vector<std::string> order_names(bool copy_on_write) {
   std::vector<std::string> out;
-  for (InitMethod m : kCandidateOrder) out.emplace_back(to_string(m));
+  for (InitMethod m : candidate_order(copy_on_write)) out.emplace_back(to_string(m));
   return out;
 }
 
@@ -68,7 +68,7 @@ void print_fallbacks(const std::vector<Candidate>& cs, nlohmann::json& v) {
 }
 
 // The three steps of apply_init_rule, each with the numbers it used.
-void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, nlohmann::json& v) {
+void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, bool copy_on_write, nlohmann::json& v) {
   const Candidate& best = cs[w.best];
   const Candidate& cheap = cs[w.cheapest];
   const double c = cheap.probe.create_us;
@@ -80,9 +80,13 @@ void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, nlohm
              kCreateSlackUs / 1000, kCreateSlackRatio, cheap.label(), cell(c), cell(c), kCreateSlackUs,
              kCreateSlackRatio, cell(c), cell(w.create_bound_us), listing(cs, w.both, true));
   if (w.tie_break)
-    fmt::print("  tie-break: more than one method passed both; the first of them in the order {} (methods "
-               "that reserve space before those that do not) is chosen: {}\n",
-               fmt::join(order_names(), ", "), cs[w.chosen].label());
+    fmt::print("  tie-break: more than one method passed both; the first of them in the order {} ({}) is "
+               "chosen: {}\n",
+               fmt::join(order_names(copy_on_write), ", "),
+               copy_on_write ? "copy-on-write: methods that reserve nothing first, since reserving pins space "
+                               "and buys nothing lasting here"
+                             : "methods that reserve space before those that do not",
+               cs[w.chosen].label());
   v["best_p10_method"] = best.name;
   v["best_p10_us"] = best.probe.commit_p10_us;
   v["commit_tolerance"] = kCommitTolerance;
@@ -92,7 +96,7 @@ void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, nlohm
   v["cheapest_passed_create_us"] = c;
   v["creation_bound_us"] = w.create_bound_us;
   v["passed_both"] = names(cs, w.both);
-  if (w.tie_break) v["tie_break_order"] = order_names();
+  if (w.tie_break) v["tie_break_order"] = order_names(copy_on_write);
 }
 
 }  // namespace
@@ -110,7 +114,7 @@ std::vector<ProbeResult> rule_inputs(const BenchSettings& s, const std::vector<R
   return out;
 }
 
-nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
+nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows) {
   fmt::print("\nVerdict for this filesystem (the rule walseg.init_method = auto uses, on the rows above)\n");
   const std::vector<Candidate> cs = candidates(s, rows);
   if (cs.empty()) {
@@ -119,7 +123,7 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
   }
   std::vector<ProbeResult> results;
   for (const Candidate& c : cs) results.push_back(c.probe);
-  const RuleWorking w = apply_init_rule(results);
+  const RuleWorking w = apply_init_rule(results, fs.copy_on_write);
   std::size_t cheapest = 0;
   for (std::size_t i = 0; i < cs.size(); ++i)
     if (cs[i].probe.create_us < cs[cheapest].probe.create_us) cheapest = i;
@@ -134,7 +138,7 @@ nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows) {
     fmt::print("  a recycled segment commits in {} us p10, {} us median (the reference for written-once files)\n",
                cell(rec->lat.p10), cell(rec->lat.median));
   print_fallbacks(cs, v);
-  print_working(cs, w, v);
+  print_working(cs, w, fs.copy_on_write, v);
   const std::string both(to_string(results[w.chosen].method));
   fmt::print("  both: walseg.init_method = {}\n", both);
   v["both"] = both;

@@ -25,7 +25,7 @@ namespace walseg::tool {
 
 /// Prints the verdict on stdout and returns it as the JSON verdict object (README's `--json`).
 /// Empty (null) when the run lacks the create or write rows of its methods.
-nlohmann::json verdict(const BenchSettings& s, const std::vector<Row>& rows);
+nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows);
 
 /// The rule's inputs from the create and write rows of --methods, in --methods order: each
 /// method with both rows as the method that ran (its `used`), with its creation median and

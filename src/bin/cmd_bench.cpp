@@ -85,9 +85,19 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
 
 BenchSettings make_settings(const BenchArgs& a) {
   BenchSettings s;
-  s.config = load_config(a.settings);
-  s.segment_size = a.segment_size.empty() ? s.config.segment_size_bytes
-                                          : parse_segment_size_option("--segment-size", a.segment_size);
+  SettingsOptions settings = a.settings;
+  if (!a.segment_size.empty()) {
+    s.segment_size = parse_segment_size_option("--segment-size", a.segment_size);
+    check_segment_size(s.segment_size);
+    // As walseg.segment_size, below the file and every -c: so the settings that follow the
+    // segment size (walseg.min_size, max_size: five and 64 segments) follow this one too, as
+    // with -c walseg.segment_size (the new-user trial: --segment-size 1MB kept 16MB's 80MB
+    // min_size and refused -c walseg.min_size=2MB).
+    settings.overrides.insert(settings.overrides.begin(),
+                              fmt::format("walseg.segment_size={}kB", s.segment_size / 1024));
+  }
+  s.config = load_config(settings);
+  if (a.segment_size.empty()) s.segment_size = s.config.segment_size_bytes;
   check_segment_size(s.segment_size);
   s.segments = a.segments;
   s.write_size = parse_size_option("--write-size", a.write_size);
@@ -141,7 +151,7 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
     print_phase_foot(s, res.fs, res.rows, p);
     if (p == "write" || p == "append") print_device_rows(res.rows, p);
   }
-  res.verdict = verdict(s, res.rows);
+  res.verdict = verdict(s, res.fs, res.rows);
   if (res.verdict.contains("both")) {
     res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
     res.verdict["what_to_set"] = what_to_set(s, res.fs, res.rows, res.verdict);

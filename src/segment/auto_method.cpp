@@ -181,23 +181,23 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
 
 // full_size_only: when the rule's choice makes files shorter than their size, the same rule
 // over the full-size methods' numbers, and a reason that says what would have been first.
-void keep_full_size_only(AutoDecision& d, const Directory& dir) {
+void keep_full_size_only(AutoDecision& d, const Directory& dir, bool copy_on_write) {
   if (makes_full_size_segments(d.method)) return;
   std::vector<ProbeResult> usable;
   for (const auto& p : d.probes)
     if (makes_full_size_segments(p.method)) usable.push_back(p);
   if (usable.empty()) throw make_error(0, "probe", dir.path(), "no method that makes full-size files was probed");
   const InitMethod first = d.method;
-  d.method = decide_init_method(usable);
+  d.method = decide_init_method(usable, copy_on_write);
   d.reason = fmt::format("{} would be first but makes files shorter than their size, and only full-size "
                          "methods may be chosen here; {}",
                          to_string(first), d.reason);
 }
 
-AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity) {
+AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity, bool copy_on_write) {
   AutoDecision d;
   d.probes = probe_all(dir, cfg);
-  const RuleWorking w = apply_init_rule(d.probes);
+  const RuleWorking w = apply_init_rule(d.probes, copy_on_write);
   d.method = d.probes[w.chosen].method;
   std::string numbers;
   for (const auto& p : d.probes)
@@ -212,7 +212,11 @@ AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::stri
                          "{:.0f} us){}, on {}: {}",
                          kCommitTolerance * 100, to_string(best.method), best.commit_p10_us, w.threshold_us,
                          w.create_bound_us, to_string(cheap.method), cheap.create_us,
-                         w.tie_break ? ", then the candidate order" : "", identity, numbers);
+                         w.tie_break ? (copy_on_write ? ", then the candidate order for copy-on-write filesystems "
+                                                        "(methods that reserve nothing first)"
+                                                      : ", then the candidate order")
+                                     : "",
+                         identity, numbers);
   return d;
 }
 
@@ -224,7 +228,12 @@ ProbeResult probe_result(InitMethod method, double create_us, std::vector<double
                      .commit_median_us = c.median, .commit_p99_us = c.p99};
 }
 
-RuleWorking apply_init_rule(const std::vector<ProbeResult>& results) {
+std::span<const InitMethod> candidate_order(bool copy_on_write) {
+  if (copy_on_write) return kCandidateOrderCopyOnWrite;
+  return kCandidateOrder;
+}
+
+RuleWorking apply_init_rule(const std::vector<ProbeResult>& results, bool copy_on_write) {
   RuleWorking w;
   for (std::size_t i = 0; i < results.size(); ++i)
     if (results[i].commit_p10_us < results[w.best].commit_p10_us) w.best = i;
@@ -238,9 +247,10 @@ RuleWorking apply_init_rule(const std::vector<ProbeResult>& results) {
   w.create_bound_us = std::max(c + kCreateSlackUs, c * kCreateSlackRatio);
   for (std::size_t i : w.fast)
     if (results[i].create_us <= w.create_bound_us) w.both.push_back(i);
-  // Among the equally fast and equally cheap, the first in kCandidateOrder (its comment says why).
+  // Among the equally fast and equally cheap, the first in the candidate order (its comment
+  // says why).
   bool found = false;
-  for (InitMethod m : kCandidateOrder)
+  for (InitMethod m : candidate_order(copy_on_write))
     for (std::size_t i : w.both)
       if (!found && results[i].method == m) w.chosen = i, found = true;
   for (std::size_t i : w.both)
@@ -248,23 +258,24 @@ RuleWorking apply_init_rule(const std::vector<ProbeResult>& results) {
   return w;
 }
 
-InitMethod decide_init_method(const std::vector<ProbeResult>& results) {
-  return results[apply_init_rule(results).chosen].method;
+InitMethod decide_init_method(const std::vector<ProbeResult>& results, bool copy_on_write) {
+  return results[apply_init_rule(results, copy_on_write).chosen].method;
 }
 
 AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
   if (opts.probe_dir == nullptr) throw make_error(EINVAL, "probe", "", "auto: no directory to probe in");
   Directory& dir = *opts.probe_dir;
   const std::string identity = fs_identity(dir);
+  const bool cow = fs_info(dir.path()).copy_on_write;
   CacheFile cache;
   if (opts.cache_dir) cache = read_cache(*opts.cache_dir, identity);
   // A cache without the probes' numbers cannot be narrowed to the full-size methods: probe.
   if (cache.decision && (!opts.full_size_only || !cache.decision->probes.empty())) {
     AutoDecision d = *cache.decision;
-    if (opts.full_size_only) keep_full_size_only(d, dir);
+    if (opts.full_size_only) keep_full_size_only(d, dir, cow);
     return d;
   }
-  AutoDecision d = probe_and_decide(dir, cfg, identity);
+  AutoDecision d = probe_and_decide(dir, cfg, identity, cow);
   // The cache holds the rule's choice among all methods, so that every caller can use it.
   if (opts.cache_dir) {
     // walseg.auto is walseg's name, but a file there that is not walseg's cache (a symbolic
@@ -279,7 +290,7 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
                                           "probe ran, and walseg does not replace a file it did not make",
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
   }
-  if (opts.full_size_only) keep_full_size_only(d, dir);
+  if (opts.full_size_only) keep_full_size_only(d, dir, cow);
   log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
                                   to_string(d.method), dir.path(), d.reason));
   return d;

@@ -40,8 +40,11 @@ void advise_for_filesystem(const Directory& dir, const Config& cfg) {
   if (reserves)
     advice += fmt::format("; set walseg.init_method = sparse (now {})", to_string(cfg.init_method));
   if (cfg.recycle) advice += "; set walseg.recycle = off";
+  // With both already as advised only the NOCOW alternative is left: worth a LOG, not a
+  // WARNING against settings that are right (the new-user trial: bench's advice drew one).
+  const LogLevel level = advice.empty() ? LogLevel::kLog : LogLevel::kWarning;
   if (fs.type == FsType::kBtrfs) advice += "; or make the directory NOCOW (chattr +C) while it is empty";
-  log(LogLevel::kWarning,
+  log(level,
       fmt::format("directory \"{}\" is on {}, a copy-on-write filesystem: preallocation reserves "
                   "nothing lasting (rewritten blocks go to new space while the preallocated extent "
                   "stays pinned) and recycling forces read-modify-write of old blocks{}",
