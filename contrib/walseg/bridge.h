@@ -178,6 +178,11 @@ uint64_t	walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size,
 
 /* ---- making files (bridge_segment.cpp) ---- */
 
+/* DistanceEstimate::observe of recycle_horizon.h on an estimate the caller keeps: returns
+ * `estimate` (bytes, 0 for none yet) after a checkpoint cycle of `bytes`, as PostgreSQL's
+ * UpdateCheckPointDistanceEstimate. */
+double		walseg_distance_observe(double estimate, double bytes) WALSEG_NOEXCEPT;
+
 typedef struct WalsegFill
 {
 	int			method_used;	/* after a fallback it differs from the method asked for */
@@ -206,14 +211,17 @@ typedef struct WalsegPace
 {
 	uint64_t	(*insert_lsn) (void);
 	WalsegPacer *pacer;
-	uint64_t	target_lsn;		/* first byte of the segment being filled */
+	uint64_t	pace_until_lsn;	/* the job's pace_until as an LSN; 0: not paced (the pool
+								 * is behind), only the cancel flags are polled */
 } WalsegPace;
 
 /* The preallocator's job choice (the library's next_job, preallocator.h): the first segment
  * of position + 1 .. min(position + target, last_allowed) on timeline tli that has no file in
- * dir. Returns false when there is none (or the directory cannot be read). */
+ * dir, and *pace_until_lsn, the LSN until which its fill may be paced (0: at full speed, the
+ * pool is behind). Returns false when there is none (or the directory cannot be read). */
 bool		walseg_next_job(const char *dir, uint32_t tli, uint64_t segment_size, uint64_t position,
-							int target, uint64_t last_allowed, uint64_t *segno) WALSEG_NOEXCEPT;
+							int target, uint64_t last_allowed, uint64_t *segno,
+							uint64_t *pace_until_lsn) WALSEG_NOEXCEPT;
 
 /* A segment filled and fsynced in pg_wal under a temporary name, not yet installed: the
  * library's PreparedSegment (segment_install.h), opaque to C. */

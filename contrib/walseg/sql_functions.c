@@ -94,7 +94,7 @@ walseg_prealloc(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("walseg_prealloc() cannot be executed during recovery.")));
 	/* Not paced: the caller waits for these (the preallocator's fills are). */
-	walseg_create_ahead(n, query_cancel(), NULL, NULL, &r);
+	walseg_create_ahead(n, query_cancel(), NULL, &r);
 	if (r.failed)
 		raise_error("walseg_prealloc", &r.err);
 	PG_RETURN_INT32(r.created);

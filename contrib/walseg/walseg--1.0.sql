@@ -12,9 +12,11 @@ CREATE FUNCTION walseg_status(
                                     -- NULL in recovery (the preallocator waits for its end)
     OUT target_ahead int,           -- walseg.prealloc_segments, bounded by the horizon
     OUT target_capped_by text,      -- what bounds target_ahead: walseg.prealloc_segments,
-                                    -- max_wal_size, min_wal_size (right after a checkpoint)
-                                    -- or WAL since the last checkpoint (PostgreSQL's
-                                    -- estimate of what the next cycle needs)
+                                    -- max_wal_size, min_wal_size (before any checkpoint
+                                    -- distance is known) or checkpoint distance (what
+                                    -- PostgreSQL's recycling keeps for the next cycle: the
+                                    -- larger of the WAL since the last checkpoint and the
+                                    -- estimate of a cycle's WAL)
     OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
     OUT misses bigint,              -- segments the insert position reached before walseg
                                     -- had them ready, which PostgreSQL made itself
