@@ -13,6 +13,7 @@
 #   - the server log, at DEBUG2, holds no "creating and filling new WAL file" of PostgreSQL's
 #     own XLogFileInit during the load (the same fact, seen by PostgreSQL rather than walseg);
 #   - the preallocator failed nothing and made segments during the load.
+# Then DROP EXTENSION: the preallocator goes on (README: what DROP EXTENSION leaves running).
 # The misses and the creations are printed either way. Exits 0 when all hold, 1 otherwise
 # (the work directory is kept for inspection).
 set -euo pipefail
@@ -92,6 +93,20 @@ load "right after start, min_wal_size = 40MB"
 #    must not cap the target there, since PostgreSQL's own recycling keeps a cycle's worth.
 psql_ -c "ALTER SYSTEM SET min_wal_size = '5MB'" -c "SELECT pg_reload_conf()" >/dev/null
 load "steady state, min_wal_size = 5MB"
+# DROP EXTENSION removes the functions only (README): the worker goes on and tops up again.
+wpid="$(psql_ -c "SELECT worker_pid FROM walseg_status()")"
+psql_ -c "DROP EXTENSION walseg"
+mark="$(wc -l < "$log")"
+psql_ -c "SELECT pg_switch_wal()" >/dev/null
+made=""
+for _ in $(seq 1 100); do
+  made="$(tail -n +"$((mark + 1))" "$log" | grep -c "\[$wpid\] DEBUG:  walseg: installed WAL segment" || true)"
+  [ "$made" != 0 ] && break
+  sleep 0.1
+done
+kill -0 "$wpid" 2>/dev/null || fail "the preallocator $wpid is gone after DROP EXTENSION"
+[ "$made" != 0 ] || fail "the preallocator $wpid made no segment after DROP EXTENSION and a switch"
+echo "after DROP EXTENSION the preallocator $wpid still runs and made $made segment(s) after a switch"
 echo "bulkload_test: passed"
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown"
 rm -rf "$work"

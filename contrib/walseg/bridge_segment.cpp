@@ -365,10 +365,13 @@ bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCanc
     cfg.fallocate_fallback = fallback_of(fallback);
     walseg::bridge::check_cancel(cancel);
     // The library's auto with no cache file: pg_wal is PostgreSQL's (auto_method.h), and the
-    // decision is kept in shared memory by the caller (segment_create.c).
+    // decision is kept in shared memory by the caller (segment_create.c), which logs it once;
+    // walseg_fs_info() only reports it.
     walseg::bridge::ScratchDir scratch(dir, "auto");
     walseg::AutoDecision d = walseg::choose_init_method(
-        walseg::AutoOptions{.probe_dir = &scratch.dir(), .cache_dir = nullptr, .full_size_only = pg_only}, cfg);
+        walseg::AutoOptions{
+            .probe_dir = &scratch.dir(), .cache_dir = nullptr, .full_size_only = pg_only, .log_decision = false},
+        cfg);
     *method = static_cast<int>(d.method);
     copy_text(reason, len, d.reason);
     return true;

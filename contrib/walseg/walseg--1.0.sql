@@ -41,7 +41,9 @@ AS 'MODULE_PATHNAME', 'walseg_prealloc'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 -- The create and write phases of `walseg bench` in a scratch directory inside pg_wal
--- (revoked from PUBLIC below). methods NULL means every init method but auto.
+-- (revoked from PUBLIC below). methods NULL means every init method but auto. Refused
+-- (disk_full) unless pg_wal's filesystem has room for one segment per method plus
+-- max_wal_size left for PostgreSQL's WAL; the message says what it needs and what is free.
 CREATE FUNCTION walseg_bench(
     methods text[] DEFAULT NULL,
     segment_size bigint DEFAULT 16777216,
@@ -59,8 +61,10 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walseg_bench'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
--- Filesystem facts of a directory, probed with files made in it (revoked from PUBLIC below);
--- relative paths are in the data directory.
+-- Filesystem facts of a directory (revoked from PUBLIC below; outside the data directory
+-- also pg_read_server_files' privileges); relative paths are in the data directory. The two
+-- probes that write files (fallocate, auto's) run only in pg_wal or below it; elsewhere
+-- fallocate_supported and auto_method are NULL and auto_reason says why.
 CREATE FUNCTION walseg_fs_info(
     path text DEFAULT 'pg_wal',
     OUT directory text,

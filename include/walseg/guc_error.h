@@ -38,7 +38,10 @@ struct ConfigError {
   std::string hint;       ///< optional, a full sentence, e.g. `Valid units for this ...`
 
   /// The message, then ` (file "F", line N)` when the location is not already part of the
-  /// message, then `\nHINT:  <hint>` when there is a hint.
+  /// message: what a host that shows the hint apart (PostgreSQL's errhint) prints.
+  std::string located_message() const;
+
+  /// located_message(), then `\nHINT:  <hint>` when there is a hint.
   std::string to_string() const;
 };
 

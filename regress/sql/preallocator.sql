@@ -77,6 +77,13 @@ SELECT created_by_method ? 'posix_fallocate' OR created_by_method ? 'zero_write'
   FROM walseg_status();
 RESET walseg.init_method;
 SELECT ready_ahead(8);
+-- auto is resolved once for pg_wal and kept for every process: the decision is logged once
+-- (run_regress.sh counts the lines), however many calls use it.
+SET walseg.init_method = auto;
+SELECT walseg_prealloc(9) >= 0 AS ran, walseg_prealloc(10) >= 0 AS ran_again;
+SELECT auto_method IN ('zero_write', 'posix_fallocate', 'glibc_emulation', 'sparse') AS decided
+  FROM walseg_status();
+RESET walseg.init_method;
 
 --
 -- The horizon: never beyond max_wal_size's worth of segments after the redo pointer.
