@@ -13,7 +13,8 @@
 #    pg_regress --temp-instance there. initdb refuses to run as root, so as root the suite
 #    runs as the unprivileged user walseg_test (created if missing) that owns the work
 #    directory.
-#    Then checks that server's log for the preallocator's start line about the configuration.
+#    Then checks that server's log for the preallocator's start line about the configuration,
+#    one line of auto's decision, and no HINT inside DETAIL text.
 # 4. Runs the fault-injection suite (failure_schedule) the same way in a second instance
 #    whose environment has WALSEG_FAILPOINTS, and checks that server's log for the LOG
 #    lines of the failures.
@@ -94,6 +95,11 @@ for expected in "walseg preallocator started: 3 segments ahead, segment size 167
                 'walseg: the configuration sets 2 settings of the walseg tool, which PostgreSQL does not use: walseg.min_size, walseg.max_size'; do
   grep -qF "$expected" "$mlog" || { echo "run_regress: not in $mlog: $expected"; status=1; }
 done
+# Log hygiene: auto's decision (preallocator.sql) logged once, by the extension, and not by
+# walseg_fs_info(), which only reports it; no "HINT:" line inside a DETAIL (errhint instead).
+decisions="$(grep -c 'walseg.init_method = auto chose' "$mlog" || true)"
+[ "$decisions" = 1 ] || { echo "run_regress: $decisions lines of auto's decision in $mlog, not 1"; status=1; }
+if grep -nP '^\tHINT:' "$mlog"; then echo "run_regress: a HINT inside DETAIL text in $mlog"; status=1; fi
 # -- 4. the fault-injection suite, and what its server logged
 failpoints='fsync=EIO@1*2;fallocate=ENOSPC@1;dir_fsync=EIO@1'
 run_suite "$work/failure" "$work/failure_schedule" "$work/walseg_regress.conf" \

@@ -121,9 +121,11 @@ bool		walseg_guc_check_string(int index, const char *value, char *reason,
 /* What the walseg tool would say of these settings as a file's values: each value parsed and
  * checked as the tool does (names outside the table are errors too), then the library's rules
  * across settings (check_walseg_settings). Returns the number of errors and writes their
- * messages, one per line, into out. */
+ * messages, one per line, into out, and their hints (each once), one per line, into hints
+ * (empty if none), for errdetail and errhint. */
 int			walseg_guc_cross_check(const char *const *names, const char *const *values, int n,
-								   char *out, size_t len) WALSEG_NOEXCEPT;
+								   char *out, size_t len, char *hints,
+								   size_t hints_len) WALSEG_NOEXCEPT;
 
 /* ---- log messages of the library (bridge_guc.cpp) ---- */
 
@@ -176,6 +178,11 @@ uint64_t	walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size,
 								   uint64_t min_size, uint64_t max_size,
 								   double distance) WALSEG_NOEXCEPT;
 
+/* DistanceEstimate::observe of recycle_horizon.h on an estimate the caller keeps: returns
+ * `estimate` (bytes, 0 for none yet) after a checkpoint cycle of `bytes`, as PostgreSQL's
+ * UpdateCheckPointDistanceEstimate. */
+double		walseg_distance_observe(double estimate, double bytes) WALSEG_NOEXCEPT;
+
 /* ---- making files (bridge_segment.cpp) ---- */
 
 typedef struct WalsegFill
@@ -206,14 +213,17 @@ typedef struct WalsegPace
 {
 	uint64_t	(*insert_lsn) (void);
 	WalsegPacer *pacer;
-	uint64_t	target_lsn;		/* first byte of the segment being filled */
+	uint64_t	pace_until_lsn;	/* the job's pace_until as an LSN; 0: not paced (the pool
+								 * is behind), only the cancel flags are polled */
 } WalsegPace;
 
 /* The preallocator's job choice (the library's next_job, preallocator.h): the first segment
  * of position + 1 .. min(position + target, last_allowed) on timeline tli that has no file in
- * dir. Returns false when there is none (or the directory cannot be read). */
+ * dir, and *pace_until_lsn, the LSN until which its fill may be paced (0: at full speed, the
+ * pool is behind). Returns false when there is none (or the directory cannot be read). */
 bool		walseg_next_job(const char *dir, uint32_t tli, uint64_t segment_size, uint64_t position,
-							int target, uint64_t last_allowed, uint64_t *segno) WALSEG_NOEXCEPT;
+							int target, uint64_t last_allowed, uint64_t *segno,
+							uint64_t *pace_until_lsn) WALSEG_NOEXCEPT;
 
 /* A segment filled and fsynced in pg_wal under a temporary name, not yet installed: the
  * library's PreparedSegment (segment_install.h), opaque to C. */
@@ -257,7 +267,8 @@ void		walseg_drop_prepared(WalsegPrepared *prepared) WALSEG_NOEXCEPT;
 /* Resolves walseg.init_method = auto for `dir` by the library's probe (auto_method.h), run in
  * a scratch directory inside `dir` that is removed afterwards; no walseg.auto is read or
  * written, the caller keeps the decision. pg_only: the library chooses among the full-size
- * methods (those walseg_method_ok_in_pg). Writes the method and the library's reason. */
+ * methods (those walseg_method_ok_in_pg). Writes the method and the library's reason; logs
+ * nothing (the caller logs a decision it keeps, once). */
 bool		walseg_resolve_auto(const char *dir, int fallback, bool pg_only, WalsegCancel cancel,
 								int *method, char *reason, size_t len,
 								WalsegErr *err) WALSEG_NOEXCEPT;
@@ -281,9 +292,10 @@ typedef struct WalsegFsFacts
 	char		note[256];
 } WalsegFsFacts;
 
-/* fs_info() of `path` (a directory), a fallocate test and the auto decision, both made in a
- * scratch directory inside `path`. False only when `path` itself is unusable. */
-bool		walseg_fs_facts(const char *path, int fallback, WalsegCancel cancel,
+/* fs_info() of `path` (a directory) and, if `probe`, a fallocate test and the auto decision
+ * (not logged), both made in a scratch directory inside `path`; without `probe` nothing is
+ * written and auto_reason says so. False only when `path` itself is unusable. */
+bool		walseg_fs_facts(const char *path, bool probe, int fallback, WalsegCancel cancel,
 							WalsegFsFacts *out, WalsegErr *err) WALSEG_NOEXCEPT;
 
 typedef struct WalsegBenchRow
@@ -305,11 +317,13 @@ typedef struct WalsegBenchRow
  * per method one new segment, then commits of WALSEG_BENCH_COMMIT_BYTES (pwrite +
  * fdatasync) over its first min(segment_size, WALSEG_BENCH_WRITE_BYTES), one per segment in
  * turn. Percentiles are nearest rank, as `walseg bench` prints them. Writes 2 rows per
- * method into rows (room for 2 * nmethods). Methods must not be auto.
+ * method into rows (room for 2 * nmethods). Methods must not be auto. First of all, refuses
+ * (ENOSPC, free_space.h) unless `dir`'s filesystem has room for the most the phases hold at
+ * once (one segment per method) plus margin_bytes.
  */
 bool		walseg_lib_bench(const char *dir, const int *methods, int nmethods, uint64_t segment_size,
-						 int n, int fallback, WalsegCancel cancel, WalsegBenchRow *rows,
-						 WalsegErr *err) WALSEG_NOEXCEPT;
+						 int n, int fallback, uint64_t margin_bytes, WalsegCancel cancel,
+						 WalsegBenchRow *rows, WalsegErr *err) WALSEG_NOEXCEPT;
 
 #ifdef __cplusplus
 }

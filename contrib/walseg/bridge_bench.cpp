@@ -14,6 +14,7 @@
 #include "bridge_internal.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/free_space.h"
 #include "walseg/fs_info.h"
 #include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
@@ -112,7 +113,7 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
 
 extern "C" {
 
-bool walseg_fs_facts(const char* path, int fallback, WalsegCancel cancel, WalsegFsFacts* out,
+bool walseg_fs_facts(const char* path, bool probe, int fallback, WalsegCancel cancel, WalsegFsFacts* out,
                      WalsegErr* err) noexcept {
   try {
     *out = WalsegFsFacts{};
@@ -124,6 +125,11 @@ bool walseg_fs_facts(const char* path, int fallback, WalsegCancel cancel, Walseg
     out->copy_on_write = info.copy_on_write;
     out->fallocate_supported = -1;
     out->auto_method = -1;
+    if (!probe) {
+      copy_text(out->auto_reason, sizeof out->auto_reason,
+                "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it");
+      return true;
+    }
     // The two tests write, so a read-only or foreign directory gives facts without them.
     try {
       walseg::bridge::ScratchDir scratch(path, "facts");
@@ -148,7 +154,7 @@ bool walseg_fs_facts(const char* path, int fallback, WalsegCancel cancel, Walseg
 }
 
 bool walseg_lib_bench(const char* dir, const int* methods, int nmethods, uint64_t segment_size, int n,
-                  int fallback, WalsegCancel cancel, WalsegBenchRow* rows,
+                  int fallback, uint64_t margin_bytes, WalsegCancel cancel, WalsegBenchRow* rows,
                   WalsegErr* err) noexcept {
   try {
     walseg::check_segment_size(segment_size);
@@ -165,6 +171,9 @@ bool walseg_lib_bench(const char* dir, const int* methods, int nmethods, uint64_
       rows[i].method = methods[i % nmethods];
       rows[i].write_phase = i >= nmethods;
     }
+    walseg::require_free_space("walseg_bench", dir, walseg::fs_info(dir).free_bytes,
+                               walseg::bench_peak_bytes(in.methods.size(), segment_size), margin_bytes,
+                               "PostgreSQL's WAL (max_wal_size)");
     walseg::bridge::ScratchDir scratch(dir, "bench");
     run_create(scratch.dir(), in, rows);
     run_write(scratch.dir(), in, rows + nmethods);

@@ -214,7 +214,7 @@ bool walseg_guc_check_string(int index, const char* value, char* reason, size_t 
 }
 
 int walseg_guc_cross_check(const char* const* names, const char* const* values, int n, char* out,
-                           size_t len) noexcept {
+                           size_t len, char* hints, size_t hints_len) noexcept {
   try {
     walseg::guc::Registry registry = walseg::guc::make_walseg_registry();
     std::vector<walseg::guc::ConfigError> errors;
@@ -223,15 +223,25 @@ int walseg_guc_cross_check(const char* const* names, const char* const* values, 
                                 walseg::guc::Phase::kStartup))
         errors.push_back(*e);
     for (auto& e : registry.cross_check()) errors.push_back(std::move(e));
+    // The hints go apart, into PostgreSQL's HINT field: a "HINT:" line inside DETAIL text
+    // reads as a field of its own and is not one (log parsers, csvlog).
     std::string text;
-    for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e.to_string();
+    std::string hint_text;
+    for (const auto& e : errors) {
+      text += (text.empty() ? "" : "\n") + e.located_message();
+      if (!e.hint.empty() && hint_text.find(e.hint) == std::string::npos)
+        hint_text += (hint_text.empty() ? "" : "\n") + e.hint;
+    }
     copy_text(out, len, text);
+    copy_text(hints, hints_len, hint_text);
     return static_cast<int>(errors.size());
   } catch (const std::exception& e) {
     copy_text(out, len, e.what());
+    copy_text(hints, hints_len, "");
     return 1;
   } catch (...) {
     copy_text(out, len, "unknown error in cross check");
+    copy_text(hints, hints_len, "");
     return 1;
   }
 }

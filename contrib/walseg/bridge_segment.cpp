@@ -259,6 +259,12 @@ uint64_t walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size, uint
   }
 }
 
+double walseg_distance_observe(double estimate, double bytes) noexcept {
+  walseg::DistanceEstimate e(estimate);
+  e.observe(bytes);
+  return e.bytes();
+}
+
 WalsegPacer* walseg_pacer_create(void) noexcept {
   try {
     return reinterpret_cast<WalsegPacer*>(new walseg::FillPacer());
@@ -272,7 +278,7 @@ void walseg_pacer_observe(WalsegPacer* pacer, uint64_t insert_lsn) noexcept {
 }
 
 bool walseg_next_job(const char* dir, uint32_t tli, uint64_t segment_size, uint64_t position, int target,
-                     uint64_t last_allowed, uint64_t* segno) noexcept {
+                     uint64_t last_allowed, uint64_t* segno, uint64_t* pace_until_lsn) noexcept {
   try {
     const walseg::Directory d = walseg::Directory::open(dir);
     walseg::PoolView v;
@@ -282,8 +288,10 @@ bool walseg_next_job(const char* dir, uint32_t tli, uint64_t segment_size, uint6
     // pg_wal's own books are its names: any entry there (PostgreSQL's, a recycled one, ours).
     v.present = [&](walseg::SegNo s) { return d.exists(walseg::segment_file_name(tli, s, segment_size)); };
     const auto job = walseg::next_job(v);
-    if (job) *segno = *job;
-    return job.has_value();
+    if (!job) return false;
+    *segno = job->segno;
+    *pace_until_lsn = job->pace_until ? walseg::lsn_of_segment(*job->pace_until, 0, segment_size) : 0;
+    return true;
   } catch (...) {
     return false;
   }
@@ -310,7 +318,9 @@ WalsegPrepared* walseg_prepare_segment(const char* dir, const char* final_name, 
     auto p = std::make_unique<WalsegPrepared>(walseg::Directory::open(dir));
     if (pace) {
       // The library's step: its pacer and paced fill, fed PostgreSQL's insert position.
-      p->segment.emplace(walseg::prepare_paced(p->dir, final_name, pace->target_lsn, size_bytes, opts, {},
+      std::optional<walseg::Lsn> until;
+      if (pace->pace_until_lsn != 0) until = pace->pace_until_lsn;
+      p->segment.emplace(walseg::prepare_paced(p->dir, final_name, until, size_bytes, opts, {},
                                                worker_hooks(*pace, cancel, &out->paced_us)));
     } else {
       opts.on_progress = [&cancel](std::uint64_t, std::uint64_t) { walseg::bridge::check_cancel(cancel); };
@@ -355,10 +365,13 @@ bool walseg_resolve_auto(const char* dir, int fallback, bool pg_only, WalsegCanc
     cfg.fallocate_fallback = fallback_of(fallback);
     walseg::bridge::check_cancel(cancel);
     // The library's auto with no cache file: pg_wal is PostgreSQL's (auto_method.h), and the
-    // decision is kept in shared memory by the caller (segment_create.c).
+    // decision is kept in shared memory by the caller (segment_create.c), which logs it once;
+    // walseg_fs_info() only reports it.
     walseg::bridge::ScratchDir scratch(dir, "auto");
     walseg::AutoDecision d = walseg::choose_init_method(
-        walseg::AutoOptions{.probe_dir = &scratch.dir(), .cache_dir = nullptr, .full_size_only = pg_only}, cfg);
+        walseg::AutoOptions{
+            .probe_dir = &scratch.dir(), .cache_dir = nullptr, .full_size_only = pg_only, .log_decision = false},
+        cfg);
     *method = static_cast<int>(d.method);
     copy_text(reason, len, d.reason);
     return true;

@@ -162,6 +162,7 @@ walseg_check_config_files(bool at_start, WalsegRefused *refused)
 	const char **values;
 	int			n = 0;
 	char		out[WALSEG_CROSS_CHECK_BYTES];
+	char		hints[WALSEG_CROSS_CHECK_BYTES];
 
 	refused->count = 0;
 	initStringInfo(&refused->names);
@@ -185,10 +186,11 @@ walseg_check_config_files(bool at_start, WalsegRefused *refused)
 	}
 	if (at_start)
 		log_tool_only(entries);
-	if (walseg_guc_cross_check(names, values, n, out, sizeof(out)) > 0)
+	if (walseg_guc_cross_check(names, values, n, out, sizeof(out), hints, sizeof(hints)) > 0)
 		ereport(LOG,
 				(errmsg("walseg settings would be rejected by the walseg tool"),
-				 errdetail("%s", out)));
+				 errdetail("%s", out),
+				 hints[0] != '\0' ? errhint("%s", hints) : 0));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

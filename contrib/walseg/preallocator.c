@@ -17,9 +17,11 @@
  * anyway (PostgreSQL itself raised it), the worker exits and the postmaster restarts it after
  * bgw_restart_time.
  * Pacing: each poll also samples the insert position into the library's pacer (fill_pacer.h),
- * the WAL consumption rate the fills are paced against: as the library's preallocator, a
- * fill goes in small chunks spread over half the time until its segment is expected to be
- * needed, because an unpaced fill makes concurrent commits' flushes wait behind its I/O.
+ * the WAL consumption rate the fills are paced against: as the library's preallocator, the
+ * fill that completes the pool goes in small chunks spread over the time until the insert
+ * position enters its next segment, because an unpaced fill makes concurrent commits' flushes
+ * wait behind its I/O. A pool that is behind is filled at full speed, round after round
+ * without the poll's sleep, until it has caught up (preallocator.h says why).
  * Postmaster death: every wait watches for it (WL_EXIT_ON_PM_DEATH) and every fill chunk and
  * pacing sleep polls postmaster_possibly_dead, so a worker whose postmaster was killed stops
  * within milliseconds, removes its temporary file and installs nothing: a postmaster started
@@ -82,14 +84,14 @@ clear_worker_pid(int code, Datum arg)
 	SpinLockRelease(&walseg_shared->mutex);
 }
 
-/* One round, paced against *pacer, counting *misses; returns how long to sleep before the next. */
+/* One round with the worker's state; returns how long to sleep before the next. */
 static long
-top_up(WalsegPacer *pacer, WalsegMisses *misses)
+top_up(WalsegWorkerView *view)
 {
 	WalsegCancel cancel = {&ShutdownRequestPending, &ConfigReloadPending, &postmaster_possibly_dead};
 	WalsegAhead r;
 
-	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, pacer, misses, &r);
+	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, view, &r);
 	if (!r.in_recovery)
 		walseg_stats_ahead(r.ahead, r.target, r.cap, r.misses);
 	if (r.failed && r.err.canceled)
@@ -102,7 +104,8 @@ top_up(WalsegPacer *pacer, WalsegMisses *misses)
 				 errdetail("%s", r.err.message)));
 		return WALSEG_RETRY_MS;
 	}
-	return WALSEG_POLL_MS;
+	/* Behind: catch up at once (a poll's 100 ms is 7 segments of a bulk load on 1 MB ones). */
+	return r.behind ? 0 : WALSEG_POLL_MS;
 }
 
 /*
@@ -155,11 +158,11 @@ walseg_preallocator_main(Datum arg)
 {
 	long		sleep_ms = 0;
 	int			removed;
-	WalsegPacer *pacer = walseg_pacer_create();
-	WalsegMisses misses = {0};
+	WalsegWorkerView view = {0};
 
 	(void) arg;
-	if (pacer == NULL)
+	view.pacer = walseg_pacer_create();
+	if (view.pacer == NULL)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
@@ -188,7 +191,7 @@ walseg_preallocator_main(Datum arg)
 			log_settings(false);
 			apply_fill_io_class();
 		}
-		walseg_pacer_observe(pacer, GetXLogInsertRecPtr());
+		walseg_pacer_observe(view.pacer, GetXLogInsertRecPtr());
 		/*
 		 * postmaster_possibly_dead starts true in every child ("check the slow way on the
 		 * first call") and only PostmasterIsAlive() clears it: clear it here, or every fill
@@ -196,7 +199,7 @@ walseg_preallocator_main(Datum arg)
 		 */
 		if (!PostmasterIsAlive())
 			proc_exit(1);
-		sleep_ms = top_up(pacer, &misses);
+		sleep_ms = top_up(&view);
 	}
 	/*
 	 * Exit status 1, not 0: the postmaster restarts a worker that exits with 1 after

@@ -18,14 +18,15 @@
  * rename and a directory fsync, as PostgreSQL's own install does.
  *
  * Which segments: insert segment + 1 .. + walseg.prealloc_segments on the insertion
- * timeline, never beyond PostgreSQL's recycle horizon: at most redo segment + max_wal_size
- * in segments - 1, PostgreSQL's own upper bound for keeping future segments (XLOGfileslop),
- * and no further than recycle_horizon() estimates from min/max_wal_size and the WAL written
- * since the last checkpoint's redo.
+ * timeline, never beyond PostgreSQL's recycle horizon (horizon.c: what PostgreSQL's own
+ * recycling would keep, from min/max_wal_size and the checkpoint distance).
  *
  * Job choice and pacing are the library's (preallocator.h, fill_pacer.h), as for its own
- * preallocator: the preallocator's fills are paced against the rate the insert position
- * advances; walseg_prealloc()'s are not, someone waits for them.
+ * preallocator: a fill of the preallocator that completes its pool is paced against the rate
+ * the insert position advances; one while the pool is behind is not, nor are
+ * walseg_prealloc()'s (someone waits for them). Each job is chosen from a fresh look at the
+ * insert position and the horizon, since both move while a fill runs, and a round that ends
+ * still behind says so, so that the worker starts the next at once instead of polling.
  *
  * Segment size: PostgreSQL's wal_segment_size, always (walseg.segment_size is the tool's).
  * Error handling: a failure stops the round and is returned in WalsegAhead; callers decide
@@ -60,38 +61,6 @@ insert_segno(void)
 
 	XLByteToSeg(GetXLogInsertRecPtr(), segno, wal_segment_size);
 	return segno;
-}
-
-/*
- * Highest segment number we may create ahead of `insert` (see the file comment); *cap says
- * which bound it is: max_wal_size, or the recycle horizon at its min_wal_size floor (the
- * estimate when no WAL counts, as right after a checkpoint), or in between, from the WAL
- * written since the redo pointer.
- */
-static XLogSegNo
-horizon(XLogRecPtr insert, WalsegCap *cap)
-{
-	XLogRecPtr	redo = GetRedoRecPtr();
-	XLogSegNo	redo_segno;
-	uint64		max_segs = (uint64) max_wal_size_mb / ((uint64) wal_segment_size / (1024 * 1024));
-	XLogSegNo	by_max;
-	XLogSegNo	estimate;
-	XLogSegNo	at_min;
-	uint64		min_bytes = (uint64) min_wal_size_mb * 1024 * 1024;
-	uint64		max_bytes = (uint64) max_wal_size_mb * 1024 * 1024;
-
-	XLByteToSeg(redo, redo_segno, wal_segment_size);
-	by_max = redo_segno + Max(max_segs, 1) - 1;
-	estimate = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes,
-									  insert > redo ? (double) (insert - redo) : 0.0);
-	at_min = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes, 0.0);
-	if (by_max <= estimate)
-	{
-		*cap = WALSEG_CAP_MAX_WAL_SIZE;
-		return by_max;
-	}
-	*cap = estimate == at_min ? WALSEG_CAP_MIN_WAL_SIZE : WALSEG_CAP_CHECKPOINT_DISTANCE;
-	return estimate;
 }
 
 static void
@@ -178,8 +147,9 @@ pace_insert_lsn(void)
 
 /*
  * Creates the file of segment `segno` on timeline `tli` in pg_wal unless it exists.
- * method: a resolved init method (not auto); cancel: flags that stop the fill; rate: the
- * preallocator's consumption rate to pace the fill against, NULL for no pacing; fill: what
+ * method: a resolved init method (not auto); cancel: flags that stop the fill; pacer: the
+ * preallocator's pacer, NULL for a fill of walseg_prealloc() (1 MiB chunks, O_DIRECT where
+ * allowed); pace_until_lsn: the job's pacing deadline, 0 for none (see WalsegPace); fill: what
  * the fill did (method used after any fallback, times); err: the failure.
  * Outcomes: CREATE_DONE (installed; a failed directory fsync is logged and counted here),
  * CREATE_PRESENT, CREATE_SKIPPED (see install), or CREATE_FAILED with err filled (fill or
@@ -188,7 +158,7 @@ pace_insert_lsn(void)
  */
 static CreateOutcome
 create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, WalsegPacer *pacer,
-		   WalsegFill *fill, WalsegErr *err)
+		   uint64 pace_until_lsn, WalsegFill *fill, WalsegErr *err)
 {
 	char		final_name[MAXFNAMELEN];
 	char		path[MAXPGPATH];
@@ -205,7 +175,7 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 		return CREATE_PRESENT;
 	pace.insert_lsn = pace_insert_lsn;
 	pace.pacer = pacer;
-	XLogSegNoOffsetToRecPtr(segno, 0, wal_segment_size, pace.target_lsn);
+	pace.pace_until_lsn = pace_until_lsn;
 	prepared = walseg_prepare_segment(XLOGDIR, final_name, wal_segment_size, method,
 									  walseg_guc_fallocate_fallback(), cancel,
 									  pacer ? &pace : NULL, fill, err);
@@ -310,25 +280,67 @@ walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 }
 
 /*
+ * One look, before each job and at the end of a round: the insert segment (*first), the
+ * horizon and the bounded target (*last, r->target, r->cap) for `want` segments ahead, and,
+ * for the preallocator (worker not NULL), the misses found and the redo pointer's move.
+ */
+static void
+look(int want, TimeLineID tli, WalsegWorkerView *worker, WalsegAhead *r, XLogSegNo *first,
+	 XLogSegNo *last)
+{
+	XLogRecPtr	insert = GetXLogInsertRecPtr();
+	XLogSegNo	limit;
+
+	XLByteToSeg(insert, *first, wal_segment_size);
+	if (worker)
+		walseg_cycles_observe(&worker->cycles, GetRedoRecPtr());
+	limit = walseg_horizon(insert, worker ? &worker->cycles : NULL, &r->cap);
+	*last = Min(*first + (XLogSegNo) Max(want, 0), limit);
+	if (*first + (XLogSegNo) Max(want, 0) <= limit)
+		r->cap = WALSEG_CAP_PREALLOC_SEGMENTS;
+	r->target = *last > *first ? (int) (*last - *first) : 0;
+	if (worker)
+		r->misses += walseg_misses_look(&worker->misses, tli, *first);
+}
+
+/* Books a segment this round installed: statistics, and the miss count's knowledge of it. */
+static void
+record_created(TimeLineID tli, XLogSegNo segno, const WalsegFill *fill, TimestampTz start,
+			   WalsegWorkerView *worker)
+{
+	char		name[MAXFNAMELEN];
+	long		secs;
+	int			usecs;
+	uint64		us;
+
+	TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+	us = (uint64) secs * 1000000 + usecs;
+	/* The pacing's deliberate waits are not creation cost. */
+	us = us > fill->paced_us ? us - fill->paced_us : 0;
+	XLogFileName(name, tli, segno, wal_segment_size);
+	walseg_stats_created(fill->method_used, us, name);
+	if (worker)
+		walseg_misses_installed(&worker->misses, tli, segno);
+}
+
+/*
  * Makes sure the `want` segments after the current insert segment exist (bounded by the
  * horizon): the library's step (preallocator.h) chooses each job, PostgreSQL's view of the
- * pool given: the insert segment, the target, the horizon, pg_wal's names. pacer: NULL, or
- * the library's pacer the fills are paced against (fed by them). misses: NULL, or the
- * preallocator's miss count, which looks at the start and the end of the round and learns
- * of each install (misses.c). Fills *r: how many were created, how many are present, the
- * bounded target and what bounded it, the misses found, and the first failure, which ends
- * the round.
+ * pool given: the insert segment, the target, the horizon, pg_wal's names, all looked at
+ * afresh before each job. worker: NULL (walseg_prealloc(): unpaced, no miss count), or the
+ * preallocator's state: its pacer, its miss count (a look before each job and at the end,
+ * and each install, misses.c) and its checkpoint cycles (horizon.c). At most `want` jobs a
+ * round. Fills *r: how many were created, how many are present, the bounded target and what
+ * bounded it, the misses found, whether segments are still missing (behind), and the first
+ * failure, which ends the round.
  */
 void
-walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegMisses *misses,
-					WalsegAhead *r)
+walseg_create_ahead(int want, WalsegCancel cancel, WalsegWorkerView *worker, WalsegAhead *r)
 {
-	XLogRecPtr	insert;
 	XLogSegNo	first;
 	XLogSegNo	last;
-	XLogSegNo	limit;
 	TimeLineID	tli;
-	int			method = 0;
+	int			method = -1;
 
 	memset(r, 0, sizeof(*r));
 	if (RecoveryInProgress())
@@ -336,56 +348,47 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer, WalsegMis
 		r->in_recovery = true;
 		return;
 	}
-	insert = GetXLogInsertRecPtr();
 	tli = GetWALInsertionTimeLine();
-	XLByteToSeg(insert, first, wal_segment_size);
-	limit = horizon(insert, &r->cap);
-	last = Min(first + (XLogSegNo) Max(want, 0), limit);
-	if (first + (XLogSegNo) Max(want, 0) <= limit)
-		r->cap = WALSEG_CAP_PREALLOC_SEGMENTS;
-	r->target = last > first ? (int) (last - first) : 0;
-	if (misses)
-		r->misses += walseg_misses_look(misses, tli, first);
-	if (r->target > 0 && !walseg_resolve_method(cancel, &method, &r->err))
-		r->failed = true;
-	/* At most r->target jobs: a job found present or skipped is not chosen twice in a row. */
-	for (int jobs = 0; jobs < r->target && !r->failed; jobs++)
+	for (int jobs = 0;; jobs++)
 	{
 		WalsegFill	fill;
 		TimestampTz start;
 		CreateOutcome outcome;
 		uint64_t	segno;
+		uint64_t	pace_until;
 
-		if (!walseg_next_job(XLOGDIR, tli, wal_segment_size, first, r->target, last, &segno))
+		look(want, tli, worker, r, &first, &last);
+		if (!walseg_next_job(XLOGDIR, tli, wal_segment_size, first, r->target, last, &segno,
+							 &pace_until))
+			break;				/* the pool is full, up to the horizon */
+		/* Until this job is done, the pool is behind: a round ending here says so. */
+		r->behind = true;
+		if (jobs >= Max(want, 0))
 			break;
-		start = GetCurrentTimestamp();
-		outcome = create_one(tli, segno, method, cancel, pacer, &fill, &r->err);
-		if (outcome == CREATE_SKIPPED)
-			break;				/* recovery began, or the position passed it: a new round decides */
-		if (outcome == CREATE_FAILED)
-			r->failed = true;
-		else if (outcome == CREATE_DONE)
+		if (method < 0 && !walseg_resolve_method(cancel, &method, &r->err))
 		{
-			char		name[MAXFNAMELEN];
-			long		secs;
-			int			usecs;
-			uint64		us;
-
-			TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
-			us = (uint64) secs * 1000000 + usecs;
-			/* The pacing's deliberate waits are not creation cost. */
-			us = us > fill.paced_us ? us - fill.paced_us : 0;
-			XLogFileName(name, tli, segno, wal_segment_size);
-			walseg_stats_created(fill.method_used, us, name);
-			if (misses)
-				walseg_misses_installed(misses, tli, segno);
+			r->failed = true;
+			break;
+		}
+		start = GetCurrentTimestamp();
+		outcome = create_one(tli, segno, method, cancel, worker ? worker->pacer : NULL,
+							 worker ? pace_until : 0, &fill, &r->err);
+		walseg_drain_library_log();
+		if (outcome == CREATE_SKIPPED)
+			break;				/* recovery, the position passed it, or no postmaster */
+		if (outcome == CREATE_FAILED)
+		{
+			r->failed = true;
+			break;
+		}
+		r->behind = false;
+		if (outcome == CREATE_DONE)
+		{
+			record_created(tli, segno, &fill, start, worker);
 			r->created++;
 		}
-		walseg_drain_library_log();
 	}
 	r->ahead = walseg_count_ahead(tli, first, last);
-	if (misses)
-		r->misses += walseg_misses_look(misses, tli, insert_segno());
 	if (r->failed && !r->err.canceled)
 		walseg_stats_failed(r->err.message);
 }

@@ -94,7 +94,7 @@ walseg_prealloc(PG_FUNCTION_ARGS)
 				 errmsg("recovery is in progress"),
 				 errhint("walseg_prealloc() cannot be executed during recovery.")));
 	/* Not paced: the caller waits for these (the preallocator's fills are). */
-	walseg_create_ahead(n, query_cancel(), NULL, NULL, &r);
+	walseg_create_ahead(n, query_cancel(), NULL, &r);
 	if (r.failed)
 		raise_error("walseg_prealloc", &r.err);
 	PG_RETURN_INT32(r.created);
@@ -184,8 +184,10 @@ walseg_bench(PG_FUNCTION_ARGS)
 	nmethods = bench_methods(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0), methods);
 
 	InitMaterializedSRF(fcinfo, 0);
+	/* The margin left free: up to max_wal_size of PostgreSQL's own WAL may come meanwhile. */
 	if (!walseg_lib_bench(XLOGDIR, methods, nmethods, (uint64) size, n,
-					  walseg_guc_fallocate_fallback(), query_cancel(), rows, &err))
+						  walseg_guc_fallocate_fallback(), (uint64) max_wal_size_mb * 1024 * 1024,
+						  query_cancel(), rows, &err))
 		raise_error("walseg_bench", &err);
 	walseg_drain_library_log();
 	for (int i = 0; i < 2 * nmethods; i++)
@@ -207,6 +209,30 @@ walseg_bench(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * Whether `path` (an existing directory) is pg_wal or below it, links resolved: the only place
+ * walseg_fs_info() writes its probe files. pg_wal is where walseg writes anyway (and may be a
+ * link to another disk, initdb -X); a probe elsewhere would create and fsync files in a
+ * directory PostgreSQL does not own, or in the data directory's own subdirectories.
+ */
+static bool
+under_pg_wal(const char *path)
+{
+	char	   *dir = realpath(path, NULL);
+	char	   *wal = realpath(XLOGDIR, NULL);
+	bool		under = false;
+
+	if (dir != NULL && wal != NULL)
+	{
+		size_t		n = strlen(wal);
+
+		under = strncmp(dir, wal, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+	}
+	free(dir);
+	free(wal);
+	return under;
+}
+
 Datum
 walseg_fs_info(PG_FUNCTION_ARGS)
 {
@@ -222,16 +248,15 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("path must not be empty")));
 	/*
-	 * The probe creates files in the directory. A role granted EXECUTE may do so in or below
-	 * the data directory only; elsewhere it needs what PostgreSQL asks of COPY TO a file, as
-	 * pg_read_file asks pg_read_server_files for a path outside the data directory.
+	 * Facts of a directory outside the data directory (its mount point, free space) are
+	 * PostgreSQL's to give as pg_stat_file gives them: to roles with pg_read_server_files.
 	 */
 	if (!path_is_relative_and_below_cwd(path) &&
-		!has_privs_of_role(GetUserId(), ROLE_PG_WRITE_SERVER_FILES))
+		!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
 		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-						errmsg("permission denied to probe directory \"%s\"", path),
-						errdetail("Only roles with privileges of the \"%s\" role may probe directories outside the data directory.",
-								  "pg_write_server_files")));
+						errmsg("permission denied to examine directory \"%s\"", path),
+						errdetail("Only roles with privileges of the \"%s\" role may examine directories outside the data directory.",
+								  "pg_read_server_files")));
 	if (stat(path, &st) != 0)
 		ereport(ERROR, (errcode_for_file_access(),
 						errmsg("could not stat directory \"%s\": %m", path)));
@@ -239,7 +264,8 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("\"%s\" is not a directory", path)));
 	build_tuple_desc(fcinfo, &desc);
-	if (!walseg_fs_facts(path, walseg_guc_fallocate_fallback(), query_cancel(), &f, &err))
+	if (!walseg_fs_facts(path, under_pg_wal(path), walseg_guc_fallocate_fallback(), query_cancel(),
+						 &f, &err))
 		raise_error("walseg_fs_info", &err);
 	walseg_drain_library_log();
 	v[0] = CStringGetTextDatum(path);

@@ -53,7 +53,7 @@ cap_name(WalsegCap cap)
 		case WALSEG_CAP_MIN_WAL_SIZE:
 			return "min_wal_size";
 		case WALSEG_CAP_CHECKPOINT_DISTANCE:
-			return "WAL since the last checkpoint";
+			return "checkpoint distance";
 	}
 	return "unknown";
 }

@@ -12,9 +12,11 @@ CREATE FUNCTION walseg_status(
                                     -- NULL in recovery (the preallocator waits for its end)
     OUT target_ahead int,           -- walseg.prealloc_segments, bounded by the horizon
     OUT target_capped_by text,      -- what bounds target_ahead: walseg.prealloc_segments,
-                                    -- max_wal_size, min_wal_size (right after a checkpoint)
-                                    -- or WAL since the last checkpoint (PostgreSQL's
-                                    -- estimate of what the next cycle needs)
+                                    -- max_wal_size, min_wal_size (before any checkpoint
+                                    -- distance is known) or checkpoint distance (what
+                                    -- PostgreSQL's recycling keeps for the next cycle: the
+                                    -- larger of the WAL since the last checkpoint and the
+                                    -- estimate of a cycle's WAL)
     OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
     OUT misses bigint,              -- segments the insert position reached before walseg
                                     -- had them ready, which PostgreSQL made itself
@@ -39,7 +41,9 @@ AS 'MODULE_PATHNAME', 'walseg_prealloc'
 LANGUAGE C STRICT VOLATILE PARALLEL UNSAFE;
 
 -- The create and write phases of `walseg bench` in a scratch directory inside pg_wal
--- (revoked from PUBLIC below). methods NULL means every init method but auto.
+-- (revoked from PUBLIC below). methods NULL means every init method but auto. Refused
+-- (disk_full) unless pg_wal's filesystem has room for one segment per method plus
+-- max_wal_size left for PostgreSQL's WAL; the message says what it needs and what is free.
 CREATE FUNCTION walseg_bench(
     methods text[] DEFAULT NULL,
     segment_size bigint DEFAULT 16777216,
@@ -57,8 +61,10 @@ RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walseg_bench'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
--- Filesystem facts of a directory, probed with files made in it (revoked from PUBLIC below);
--- relative paths are in the data directory.
+-- Filesystem facts of a directory (revoked from PUBLIC below; outside the data directory
+-- also pg_read_server_files' privileges); relative paths are in the data directory. The two
+-- probes that write files (fallocate, auto's) run only in pg_wal or below it; elsewhere
+-- fallocate_supported and auto_method are NULL and auto_reason says why.
 CREATE FUNCTION walseg_fs_info(
     path text DEFAULT 'pg_wal',
     OUT directory text,

@@ -4,7 +4,8 @@
  * The extension is a thin adapter over the library, which does the work: module.c loads it and owns
  * the shared statistics, gucs.c registers the library's settings with PostgreSQL,
  * guc_report.c says what the configuration files hold for them, segment_create.c creates
- * future segments in pg_wal with PostgreSQL's installation protocol, misses.c counts the
+ * future segments in pg_wal with PostgreSQL's installation protocol, as far ahead as
+ * horizon.c allows, misses.c counts the
  * segments PostgreSQL needed before they were ready, preallocator.c is the
  * background worker that keeps them ahead, and sql_functions.c and status.c are the SQL
  * interface. The
@@ -44,7 +45,8 @@ typedef enum WalsegCap
 	WALSEG_CAP_PREALLOC_SEGMENTS,	/* walseg.prealloc_segments itself */
 	WALSEG_CAP_MAX_WAL_SIZE,	/* redo segment + max_wal_size - 1 */
 	WALSEG_CAP_MIN_WAL_SIZE,	/* recycle horizon at its floor: redo + min_wal_size - 1 */
-	WALSEG_CAP_CHECKPOINT_DISTANCE	/* recycle horizon from the WAL since the redo pointer */
+	WALSEG_CAP_CHECKPOINT_DISTANCE	/* recycle horizon from the checkpoint distance:
+									 * the estimate, or the WAL since the redo pointer */
 } WalsegCap;
 
 /* Why the preallocator is not running, while it is not (walseg_status().state). */
@@ -123,7 +125,27 @@ typedef struct WalsegMisses
 extern uint64 walseg_misses_look(WalsegMisses *m, TimeLineID tli, XLogSegNo insert);
 extern void walseg_misses_installed(WalsegMisses *m, TimeLineID tli, XLogSegNo segno);
 
+/* ---- horizon.c ---- */
+
+/* The preallocator's view of PostgreSQL's checkpoint cycles (horizon.c); zeroed at start. */
+typedef struct WalsegCycles
+{
+	XLogRecPtr	redo;			/* the redo pointer at the last look */
+	double		estimate;		/* bytes of WAL per cycle, as CheckPointDistanceEstimate */
+} WalsegCycles;
+
+extern void walseg_cycles_observe(WalsegCycles *c, XLogRecPtr redo);
+extern XLogSegNo walseg_horizon(XLogRecPtr insert, const WalsegCycles *cycles, WalsegCap *cap);
+
 /* ---- segment_create.c ---- */
+
+/* What the preallocator keeps between its rounds; zeroed at start. */
+typedef struct WalsegWorkerView
+{
+	WalsegPacer *pacer;			/* the fills' pacing */
+	WalsegMisses misses;		/* the miss count's books */
+	WalsegCycles cycles;		/* the horizon's estimate */
+} WalsegWorkerView;
 
 typedef struct WalsegAhead
 {
@@ -133,12 +155,13 @@ typedef struct WalsegAhead
 	WalsegCap	cap;			/* what bounded target */
 	uint64		misses;			/* found by this call (only with a WalsegMisses) */
 	bool		in_recovery;	/* nothing done: recovery is in progress */
+	bool		behind;			/* the round ended with segments still missing */
 	bool		failed;			/* err says why; earlier creations stand */
 	WalsegErr	err;
 } WalsegAhead;
 
-extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegPacer *pacer,
-								WalsegMisses *misses, WalsegAhead *result);
+extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegWorkerView *worker,
+								WalsegAhead *result);
 extern int	walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last);
 extern bool walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err);
 

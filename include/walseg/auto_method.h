@@ -132,10 +132,14 @@ struct AutoOptions {
   /// Choose among the methods that make full-size files only (makes_full_size_segments). The
   /// cache holds every method's numbers, so one walseg.auto serves both kinds of caller.
   bool full_size_only = false;
+  /// Log the decision (LOG, with its reason) when a probe made it. A host that logs it itself,
+  /// once per decision, or that only reports it (the extension's walseg_fs_info()), says no.
+  bool log_decision = true;
 };
 
 /// Returns the cached decision if it was made on probe_dir's filesystem, else probes, caches
-/// (unless there is no cache_dir or walseg.auto is someone else's file, see above) and logs.
+/// (unless there is no cache_dir or walseg.auto is someone else's file, see above) and logs
+/// (unless log_decision is false).
 /// With full_size_only, the rule is applied to the full-size methods' numbers and the reason
 /// says which method would have been first otherwise. cfg supplies the fallback rule for
 /// posix_fallocate. Throws walseg::Error from the probe's file operations (the probe files are

@@ -41,7 +41,10 @@ struct ConfigError {
   std::vector<std::string> reads;
 
   /// The message, then ` (file "F", line N)` when the location is not already part of the
-  /// message, then `\nHINT:  <hint>` when there is a hint.
+  /// message: what a host that shows the hint apart (PostgreSQL's errhint) prints.
+  std::string located_message() const;
+
+  /// located_message(), then `\nHINT:  <hint>` when there is a hint.
   std::string to_string() const;
 };
 

@@ -21,6 +21,8 @@ inline constexpr double kCompletionTarget = 0.9;
 /// larger observation is taken at once, a smaller one moves the estimate by 10%.
 class DistanceEstimate {
  public:
+  /// An estimate of `bytes` so far (0: none yet), for a host that keeps the number itself.
+  explicit DistanceEstimate(double bytes = 0) : bytes_(bytes) {}
   void observe(double bytes);
   double bytes() const { return bytes_; }
 

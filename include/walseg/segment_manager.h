@@ -212,6 +212,7 @@ class SegmentManager {
   struct Job {
     TimeLineId timeline;
     SegNo segno;
+    std::optional<SegNo> pace_until = std::nullopt;  // a background fill's (PoolJob)
   };
   void preallocator_loop();                      // the background thread (preallocator.cpp)
   PoolView pool_view_locked() const;             // what the step sees of the pool

@@ -43,6 +43,10 @@ SELECT directory, filesystem <> '' AS has_type, block_size >= 512 AS block_size_
        auto_reason LIKE '%fastest commits%' AS reason_given
   FROM walseg_fs_info();
 SELECT directory, filesystem <> '' AS has_type FROM walseg_fs_info('base');
+-- The probes write files, so they run only in pg_wal or below it: 'base' gets the facts only.
+SELECT directory, fallocate_supported IS NULL AS not_tested, auto_method IS NULL AS not_probed,
+       auto_reason FROM walseg_fs_info('base');
+SELECT directory, auto_method IS NOT NULL AS probed FROM walseg_fs_info('pg_wal/archive_status');
 SELECT * FROM walseg_fs_info('/nonexistent/walseg');
 SELECT * FROM walseg_fs_info('PG_VERSION');
 SELECT * FROM walseg_fs_info('');
@@ -68,6 +72,22 @@ SELECT * FROM walseg_bench(ARRAY['zero_write'], 2147483648);
 SELECT * FROM walseg_bench(ARRAY['zero_write'], NULL);
 SELECT * FROM walseg_bench(ARRAY['zero_write'], 1048576, 0);
 SELECT * FROM walseg_bench(ARRAY['zero_write'], 1048576, 1001);
+-- Free space first: what the bench holds at once (one segment per method) plus max_wal_size
+-- left for PostgreSQL's WAL must be free, or it refuses, saying how much it needs (the free
+-- space varies, so it is shown as F).
+ALTER SYSTEM SET max_wal_size = '1000TB';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+DO $$
+BEGIN
+  PERFORM walseg_bench(ARRAY['zero_write', 'sparse'], 16777216, 1);
+EXCEPTION WHEN disk_full THEN
+  RAISE NOTICE 'disk_full: %', regexp_replace(SQLERRM, 'only [0-9]+ MB', 'only F MB');
+END $$;
+ALTER SYSTEM RESET max_wal_size;
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.2);
+SELECT count(*) AS rows FROM walseg_bench(ARRAY['zero_write'], 1048576, 1);
 -- A canceled bench stops promptly and cleans up.
 SET statement_timeout = '200ms';
 SELECT * FROM walseg_bench(NULL, 16777216, 100);

@@ -27,16 +27,18 @@ SELECT walseg_prealloc(1) >= 0 AS prealloc_ran;
 SELECT method, phase, samples FROM walseg_bench(ARRAY['zero_write'], 1048576, 1) ORDER BY phase;
 SELECT directory, filesystem <> '' AS has_type FROM walseg_fs_info();
 SELECT directory, filesystem <> '' AS has_type FROM walseg_fs_info('base');
--- Outside the data directory the probe needs pg_write_server_files' privileges.
+-- Outside the data directory the facts need pg_read_server_files' privileges (as
+-- pg_stat_file's); nothing is written there (the probes run only in pg_wal).
 SELECT directory FROM walseg_fs_info('/');
 SELECT directory FROM walseg_fs_info('../..');
 RESET ROLE;
 SELECT current_setting('data_directory') AS data_directory \gset
-GRANT pg_write_server_files TO regress_walseg_user;
+GRANT pg_read_server_files TO regress_walseg_user;
 SET ROLE regress_walseg_user;
-SELECT directory = :'data_directory' AS probed FROM walseg_fs_info(:'data_directory');
+SELECT directory = :'data_directory' AS examined, auto_method IS NULL AS not_probed
+  FROM walseg_fs_info(:'data_directory');
 RESET ROLE;
-REVOKE pg_write_server_files FROM regress_walseg_user;
+REVOKE pg_read_server_files FROM regress_walseg_user;
 -- REVOKE denies again.
 REVOKE EXECUTE ON FUNCTION walseg_prealloc(int) FROM regress_walseg_user;
 REVOKE EXECUTE ON FUNCTION walseg_bench(text[], bigint, int) FROM regress_walseg_user;

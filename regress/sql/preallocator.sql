@@ -77,6 +77,13 @@ SELECT created_by_method ? 'posix_fallocate' OR created_by_method ? 'zero_write'
   FROM walseg_status();
 RESET walseg.init_method;
 SELECT ready_ahead(8);
+-- auto is resolved once for pg_wal and kept for every process: the decision is logged once
+-- (run_regress.sh counts the lines), however many calls use it.
+SET walseg.init_method = auto;
+SELECT walseg_prealloc(9) >= 0 AS ran, walseg_prealloc(10) >= 0 AS ran_again;
+SELECT auto_method IN ('zero_write', 'posix_fallocate', 'glibc_emulation', 'sparse') AS decided
+  FROM walseg_status();
+RESET walseg.init_method;
 
 --
 -- The horizon: never beyond max_wal_size's worth of segments after the redo pointer.
@@ -105,10 +112,14 @@ SELECT wait_ready(3);
 SELECT failures FROM walseg_status();
 
 --
--- The other bounds of the target, from PostgreSQL's recycle horizon (XLOGfileslop): with
--- min_wal_size = 32MB, right after a checkpoint whose redo pointer starts a segment, one
--- segment after the redo segment (min_wal_size); after a segment's worth of WAL, the
--- estimate from the WAL written since the checkpoint, two segments further.
+-- The other bounds of the target, from PostgreSQL's recycle horizon (XLOGfileslop): the
+-- checkpoint distance, that is the larger of the WAL written since the redo pointer and the
+-- estimate of a checkpoint cycle's WAL (the worker has seen the redo pointer move at the
+-- CHECKPOINT above, after a few segments' worth), never below min_wal_size. So right after a
+-- checkpoint, even with min_wal_size = 32MB (one segment after the redo segment), the target
+-- stays walseg.prealloc_segments (it fell to min_wal_size's one segment before: PostgreSQL's
+-- own recycling at that checkpoint keeps a cycle's worth). With a target beyond the
+-- checkpoint distance, that distance caps it.
 --
 CREATE FUNCTION wait_capped_by(what text) RETURNS bool LANGUAGE sql
   AS $$ SELECT wait_until(format('(SELECT target_capped_by = %L FROM walseg_status())', what)) $$;
@@ -117,11 +128,14 @@ SELECT pg_reload_conf();
 SELECT pg_sleep(0.5);
 SELECT pg_switch_wal() IS NOT NULL AS switched;
 CHECKPOINT;
-SELECT wait_capped_by('min_wal_size');
+SELECT pg_sleep(0.5);
+SELECT wait_ready(3);
 SELECT target_ahead, target_capped_by FROM walseg_status();
-SELECT pg_switch_wal() IS NOT NULL AS switched;
-SELECT wait_capped_by('WAL since the last checkpoint');
-SELECT target_ahead, target_capped_by FROM walseg_status();
+ALTER SYSTEM SET walseg.prealloc_segments = 60;
+SELECT pg_reload_conf();
+SELECT wait_capped_by('checkpoint distance');
+SELECT target_ahead > 3 AND target_ahead < 60 AS capped_between, target_capped_by FROM walseg_status();
+ALTER SYSTEM RESET walseg.prealloc_segments;
 ALTER SYSTEM RESET min_wal_size;
 SELECT pg_reload_conf();
 SELECT wait_capped_by('walseg.prealloc_segments');

@@ -14,10 +14,15 @@ bool location_in_message(ErrorKind kind) {
 }
 }  // namespace
 
-std::string ConfigError::to_string() const {
+std::string ConfigError::located_message() const {
   std::string out = message;
   if (!file.empty() && !location_in_message(kind))
     out += fmt::format(" (file \"{}\", line {})", file, line);
+  return out;
+}
+
+std::string ConfigError::to_string() const {
+  std::string out = located_message();
   if (!hint.empty()) out += fmt::format("\nHINT:  {}", hint);
   return out;
 }

@@ -291,8 +291,9 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
   }
   if (opts.full_size_only) keep_full_size_only(d, dir, cow);
-  log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
-                                  to_string(d.method), dir.path(), d.reason));
+  if (opts.log_decision)
+    log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
+                                    to_string(d.method), dir.path(), d.reason));
   return d;
 }
 

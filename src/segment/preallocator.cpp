@@ -31,20 +31,28 @@
 
 namespace walseg {
 
-std::optional<SegNo> next_job(const PoolView& v) {
+std::optional<PoolJob> next_job(const PoolView& v) {
   const SegNo last = std::min<SegNo>(v.position + static_cast<SegNo>(std::max(v.target, 0)), v.last_allowed);
   for (SegNo s = v.position + 1; s <= last; ++s)
-    if (!v.present(s)) return s;
+    if (!v.present(s)) {
+      // The first missing one completes the pool only if it is the last wanted (the header
+      // says why nothing else is paced).
+      PoolJob job{s, std::nullopt};
+      if (s == last) job.pace_until = v.position + 1;
+      return job;
+    }
   return std::nullopt;
 }
 
-PreparedSegment prepare_paced(Directory& dir, const std::string& name, Lsn target, std::uint64_t size_bytes,
-                              AllocOptions opts, std::span<const std::byte> stamp, const FillHooks& hooks) {
+PreparedSegment prepare_paced(Directory& dir, const std::string& name, std::optional<Lsn> pace_until,
+                              std::uint64_t size_bytes, AllocOptions opts, std::span<const std::byte> stamp,
+                              const FillHooks& hooks) {
   const auto started = std::chrono::steady_clock::now();
   opts.on_progress = [&](std::uint64_t done, std::uint64_t total) {
     for (;;) {
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const double w = hooks.pacer().wait_s(elapsed, done, total, hooks.position(), target);
+      const double w =
+          pace_until ? hooks.pacer().wait_s(elapsed, done, total, hooks.position(), *pace_until) : 0.0;
       // A wait of 0 still asks the host, so that a stop is seen at every chunk.
       if (!hooks.wait(w)) throw FillCancelled();
       if (w <= 0) return;
@@ -115,11 +123,11 @@ void SegmentManager::preallocator_loop() {
   }
   std::unique_lock lk(mu_);
   while (!stop_) {
-    std::optional<SegNo> segno;
+    std::optional<PoolJob> next;
     // An error is kept until a public call has taken it; until then nothing new is tried.
-    work_cv_.wait(lk, [&] { return stop_ || (!error_ && (segno = next_job(pool_view_locked()))); });
+    work_cv_.wait(lk, [&] { return stop_ || (!error_ && (next = next_job(pool_view_locked()))); });
     if (stop_) break;
-    const Job job{book_.timeline(), *segno};
+    const Job job{book_.timeline(), next->segno, next->pace_until};
     book_.begin(job.segno);
     lk.unlock();
     std::optional<CreateReport> report;

@@ -120,8 +120,9 @@ CreateReport SegmentManager::create(const Job& job, bool background, std::uint64
   const auto stamp = stamp_for(job.timeline, job.segno);
   const std::string name = segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes);
   if (!background) return create_segment(dir_, name, cfg_.segment_size_bytes, opts, {}, stamp);
-  return prepare_paced(dir_, name, lsn_of_segment(job.segno, 0, cfg_.segment_size_bytes), cfg_.segment_size_bytes,
-                       opts, stamp, fill_hooks())
+  std::optional<Lsn> pace_until;
+  if (job.pace_until) pace_until = lsn_of_segment(*job.pace_until, 0, cfg_.segment_size_bytes);
+  return prepare_paced(dir_, name, pace_until, cfg_.segment_size_bytes, opts, stamp, fill_hooks())
       .install(DirFsyncFailure::kRemoveNewName);
 }
 
