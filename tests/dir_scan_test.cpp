@@ -385,4 +385,23 @@ BOOST_AUTO_TEST_CASE(a_temporary_name_holding_someone_elses_bytes_is_never_remov
   BOOST_TEST(!path_exists(dir / "xlogtemp.4244"));
 }
 
+// Break-it round 7 F1: only the first 64 kB were looked at, so a user's file of 64 kB of
+// zeros (or probe bytes) and then data under a temporary name was removed.
+BOOST_AUTO_TEST_CASE(bytes_of_someone_else_anywhere_in_a_temporary_file_keep_it) {
+  for (const char fill : {'\0', '\x5a'}) {
+    BOOST_TEST_CONTEXT("first 64 kB of " << int(fill)) {
+      std::vector<char> bytes(65536 + 4096, fill);
+      const std::string tail = "PRECIOUS USER DATA\n";
+      std::copy(tail.begin(), tail.end(), bytes.begin() + 65536 + 100);
+      std::ofstream(dir / "xlogtemp.4250", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      make_file(dir / "xlogtemp.4251", 3 * 65536);  // zeros past the first chunk too: walseg's
+      ScanReport r = scan_and_clean(d, c1, false);
+      BOOST_TEST(path_exists(dir / "xlogtemp.4250"));
+      BOOST_TEST(contains(r.left_alone, "xlogtemp.4250 (temporary file holding bytes walseg never writes to one)"));
+      BOOST_TEST(!path_exists(dir / "xlogtemp.4251"));
+      BOOST_REQUIRE(::unlink((dir / "xlogtemp.4250").c_str()) == 0);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -191,6 +192,37 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_right_before_the_renam
   std::ifstream in(dir / temp_name);
   std::string text((std::istreambuf_iterator<char>(in)), {});
   BOOST_TEST(text == "a user's file");
+}
+
+// Break-it round 7 F4: when a second file took the temporary name before the one that went in
+// could go back, the put-back failed with EEXIST and the first stayed under the segment's name.
+// It now goes under a name walseg never uses, and both are left.
+BOOST_AUTO_TEST_CASE(a_file_installed_in_a_race_goes_aside_when_the_temporary_name_is_taken_again) {
+  failpoint::Spec move;
+  move.kind = failpoint::Kind::kCall;
+  move.times = 2;  // the install's rename, then the put-back's
+  std::string temp_name;
+  int calls = 0;
+  move.call = [&] {
+    if (temp_name.empty())
+      for (const auto& e : d.list())
+        if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+    std::ofstream(dir / "mine") << (calls++ == 0 ? "file A" : "file B");
+    BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
+  };
+  failpoint::arm("rename", move);
+  BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
+                        [](const Error& e) { return e.errnum() == EEXIST; });
+  failpoint::disarm_all();
+  BOOST_TEST(calls == 2);
+  BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
+  std::vector<std::string> texts;
+  for (const auto& e : d.list()) {
+    std::ifstream in(dir / e.name);
+    texts.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  }
+  std::sort(texts.begin(), texts.end());
+  BOOST_TEST(texts == (std::vector<std::string>{"file A", "file B"}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(recycle_renames_then_fsyncs_the_directory) {

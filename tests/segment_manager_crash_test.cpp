@@ -154,18 +154,18 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_a_background_creation_leaves_inva
 
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_recycling_leaves_invariant_1_and_no_lost_segment) {
   // retire(4) with 1..5 present and the writer at 5: first the control file's oldest LSN
-  // moves to segment 4 (unlink of a leftover under its temporary name, exchange, unlink of the
-  // old control file, directory fsync), then horizon 7, so 1 -> 6, 2 -> 7, 3 removed; each
-  // rename is followed by a directory fsync, the removal by one more.
+  // moves to segment 4 (exchange, unlink of the old control file, directory fsync), then
+  // horizon 7, so 1 -> 6, 2 -> 7, 3 removed; each rename is followed by a directory fsync, the
+  // removal by one more.
   const std::vector<KillPoint> steps = {
       {"rename", 1, false, {1, 2, 3, 4, 5}},     // the control file's exchange
-      {"unlink", 2, false, {1, 2, 3, 4, 5}},     // exchanged: the old one under the temporary name
+      {"unlink", 1, false, {1, 2, 3, 4, 5}},     // exchanged: the old one under the temporary name
       {"dir_fsync", 1, false, {1, 2, 3, 4, 5}},  // control file replaced, not yet durable
       {"rename", 2, false, {1, 2, 3, 4, 5}},
       {"dir_fsync", 2, false, {2, 3, 4, 5, 6}},
       {"rename", 3, false, {2, 3, 4, 5, 6}},
       {"dir_fsync", 3, false, {3, 4, 5, 6, 7}},
-      {"unlink", 3, false, {3, 4, 5, 6, 7}},
+      {"unlink", 2, false, {3, 4, 5, 6, 7}},
       {"dir_fsync", 4, false, {4, 5, 6, 7}},
   };
   for (const KillPoint& kp : steps) {
@@ -192,13 +192,12 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_recycling_leaves_invariant_1_and_
 }
 
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_removal_leaves_invariant_1) {
-  // The control file first (unlink of a leftover under its temporary name, exchange, unlink
-  // of the old control file, directory fsync).
+  // The control file first (exchange, unlink of the old control file, directory fsync).
   const std::vector<KillPoint> steps = {
       {"rename", 1, false, {1, 2, 3, 4}},
+      {"unlink", 1, false, {1, 2, 3, 4}},
       {"unlink", 2, false, {1, 2, 3, 4}},
-      {"unlink", 3, false, {1, 2, 3, 4}},
-      {"unlink", 4, false, {2, 3, 4}},
+      {"unlink", 3, false, {2, 3, 4}},
       {"dir_fsync", 2, false, {3, 4}},  // both unlinked, directory not yet fsynced
   };
   for (const KillPoint& kp : steps) {

@@ -139,9 +139,9 @@ BOOST_AUTO_TEST_CASE(failed_removal_is_reported_and_retried_by_the_next_retire) 
   cfg.recycle = false;
   SegmentManager m(dir.path(), opts(false));
   for (SegNo k = 1; k <= 3; ++k) m.next_segment(k);
-  // The third unlink: the control file's update makes two (a leftover under its temporary
-  // name, then the old control file it exchanged out), segment 1's removal is next.
-  failpoint::arm("unlink", {failpoint::Kind::kErrno, EIO, 0, 3, 1});
+  // The second unlink: the control file's update makes one (the old control file it
+  // exchanged out), segment 1's removal is next.
+  failpoint::arm("unlink", fail_second(EIO));
   BOOST_CHECK_EXCEPTION(m.retire(3), Error,
                         error_is(EIO, {"could not remove file \"" + (dir / seg_name(1, 1)) + "\"",
                                        "Input/output error"}));

@@ -79,6 +79,35 @@ BOOST_AUTO_TEST_CASE(AnAckLogUnderOneOfTheWalsOwnNamesIsRefused) {
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
 }
 
+// Break-it round 7 F6 and L2: the refusal above compared the directories only when both
+// existed, so an ack log in a WAL directory still to be made, or reached through a symbolic
+// link, was appended to walseg.control (every record unreadable); and an ack log in a missing
+// directory was found only after the open had made the WAL directory and its control file.
+BOOST_AUTO_TEST_CASE(AnAckLogInTheWalDirectoryByAnyPathOrInAMissingDirectoryIsRefusedBeforeTheOpen) {
+  auto slurp = [](const std::string& p) {
+    std::ostringstream s;
+    s << std::ifstream(p).rdbuf();
+    return s.str();
+  };
+  const std::string fresh = dir + "/fresh";
+  auto r = run("write --dir '" + fresh + "/wal' --records 3 --ack-log '" + fresh + "/wal/walseg.control'" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "put the ack log elsewhere"), r.err);
+  BOOST_TEST(!fs::exists(fresh + "/wal"));
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  const std::string control = slurp(wal + "/walseg.control");
+  BOOST_REQUIRE(::symlink((wal + "/walseg.control").c_str(), (dir + "/acks.log").c_str()) == 0);
+  r = run("write --dir '" + wal + "' --records 3 --ack-log '" + dir + "/acks.log'" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(slurp(wal + "/walseg.control") == control);
+  r = run("write --dir '" + fresh + "/wal2' --records 3 --ack-log '" + dir + "/missing/acks'" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "does not exist"), r.err);
+  BOOST_TEST(!fs::exists(fresh + "/wal2"));
+  BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
+}
+
 BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
   auto r = run("create --dir '" + dir + "/wal' --method zero_write --start 0xFFFFFFFFFFFFFF --segment-size 1MB");
   BOOST_TEST(r.status == 2, r.err);

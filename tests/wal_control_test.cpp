@@ -411,35 +411,50 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_while_the_control_file_is_wri
 
 // The microsecond window that remained after the fix above: a file moved onto either name
 // after the last check, right before the rename (the "rename" failpoint runs there), was
-// renamed into place or replaced. The exchange checks both names again after it and undoes
-// itself.
-BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_right_before_the_rename_is_left_as_it_is) {
-  for (const std::string& target : {std::string(kControlTempFileName), std::string(kControlFileName)}) {
-    BOOST_TEST_CONTEXT(target) {
+// renamed into place or replaced. Now one moved onto the temporary name is refused (the
+// exchange undone), and one moved onto walseg.control comes out under the temporary name and
+// stays there, while the WAL keeps its new control file. Break-it round 7 F2: a file moved
+// onto the temporary name right after the exchange, over the old control file, was put under
+// walseg.control by the undo, and walseg removed its own new control file: every record
+// unreadable. It too stays under the temporary name now.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_around_the_exchange_is_left_and_the_wal_keeps_its_control_file) {
+  struct Case {
+    const char* at;      // failpoint where the file is moved in
+    std::string target;  // the name it is moved onto
+    bool refused;        // the update is refused (else made, the file left under the temp name)
+  };
+  for (const Case& c : {Case{"rename", kControlTempFileName, true}, Case{"rename", kControlFileName, false},
+                        Case{"replace.after_exchange", kControlTempFileName, false}}) {
+    BOOST_TEST_CONTEXT(c.at << " onto " << c.target) {
       walseg_test::TempDir t;
       const std::string d = t / "wal";
       auto wal = Wal::open(d, small_config());
       wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+      const std::uint64_t system_id = read_control(d)->system_id;
       const std::string notes = "my precious notes\n";
       const std::vector<char> control_before = walseg_test::read_all(d + "/" + kControlFileName);
       failpoint::Spec move;
       move.kind = failpoint::Kind::kCall;
       move.call = [&] {
         std::ofstream(t / "mine") << notes;
-        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + target).c_str()) == 0);
+        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + c.target).c_str()) == 0);
       };
-      failpoint::arm("rename", move);
-      BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error,
-                            [](const Error& e) { return e.errnum() == EEXIST; });
+      failpoint::arm(c.at, move);
+      const Lsn target = wal->writer().flushed_lsn() + 1;
+      if (c.refused)
+        BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(target), Error,
+                              [](const Error& e) { return e.errnum() == EEXIST; });
+      else
+        BOOST_CHECK_NO_THROW(wal->manager().mark_durable(target));
       failpoint::disarm_all();
-      const std::vector<char> now = walseg_test::read_all(d + "/" + target);
+      const std::vector<char> now = walseg_test::read_all(d + "/" + kControlTempFileName);
       BOOST_TEST(std::string(now.begin(), now.end()) == notes);
-      if (target == kControlTempFileName) {
-        const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
-        BOOST_TEST((control == control_before));
-      } else {  // walseg's new control file is not left behind under the temporary name
-        BOOST_TEST(!path_exists(d + "/" + kControlTempFileName));
-      }
+      std::optional<WalControl> control;
+      BOOST_REQUIRE_NO_THROW(control = read_control(d));
+      BOOST_REQUIRE(control.has_value());
+      BOOST_TEST(control->system_id == system_id);
+      if (c.refused) BOOST_TEST((walseg_test::read_all(d + "/" + kControlFileName) == control_before));
+      else BOOST_TEST(control->durable_lsn >= target);
     }
   }
 }

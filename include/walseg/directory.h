@@ -66,22 +66,27 @@ class Directory {
 
   /// Why the file now under `name` must not be replaced, or nullopt if it may be.
   using ReplaceCheck = std::function<std::optional<std::string>(const std::string& name)>;
-  struct ReplaceRefusal {
-    bool source_replaced;  ///< `from` no longer names the file walseg wrote
-    std::string why;       ///< else: what `replaceable` said of the file at `to`
+  struct ReplaceResult {
+    bool replaced = false;         ///< `from` is now under `to`
+    bool source_replaced = false;  ///< not replaced: `from` no longer named the file walseg wrote
+    std::string why;               ///< not replaced otherwise: what `replaceable` said of `to`
+    /// replaced, but what came out of `to` was not the file checked (one was moved onto `to`
+    /// after the check, or onto `from` after the exchange): it is left under `from`, not removed.
+    bool left_at_from = false;
   };
   /// Puts the file `from` (which must still be `mine`, by device and inode) in the place of
   /// `to` only while `to` holds a file `replaceable` accepts, and never destroys another file:
-  /// the two are exchanged (RENAME_EXCHANGE), both then checked again (what went in is `mine`,
-  /// what came out passes `replaceable`), the exchange undone by a second one when either is
-  /// not, and only then is the file that came out, under `from`, removed (if that fails, it is
-  /// left there, not reported). So a file moved onto either name at any moment is left under a
-  /// name, never replaced. A missing `to` is filled by rename_noreplace. Where the filesystem cannot exchange (EINVAL) it checks, then
-  /// renameat(2)s: a microsecond window remains there between the check and the rename.
-  /// Returns nullopt when `from` replaced `to` (not yet durable: fsync() the directory), else
-  /// why not, having replaced nothing. Throws Error("rename", "remove" or "stat").
-  std::optional<ReplaceRefusal> replace_checked(const std::string& from, const struct stat& mine,
-                                                const std::string& to, const ReplaceCheck& replaceable);
+  /// the two are exchanged (RENAME_EXCHANGE); what went in must then be `mine`, else the
+  /// exchange is undone (a file moved onto `from` before it went in instead); what came out,
+  /// now under `from`, is removed only if it is the very file checked, else left there. So a
+  /// file moved onto either name is left under a name, never replaced, except in the
+  /// microsecond between the last identity check and an unlink, which POSIX cannot close (no
+  /// unlink by inode). A missing `to` is filled by rename_noreplace. Where the filesystem cannot
+  /// exchange (EINVAL) it checks, then renameat(2)s: a microsecond window remains there between
+  /// the check and the rename. Not durable by itself: fsync() the directory. Throws
+  /// Error("rename" or "stat").
+  ReplaceResult replace_checked(const std::string& from, const struct stat& mine, const std::string& to,
+                                const ReplaceCheck& replaceable);
 
   /// unlinkat(2). With missing_ok, ENOENT is not an error. Returns true if a file was removed.
   bool unlink(const std::string& name, bool missing_ok = false);

@@ -43,17 +43,25 @@ constexpr std::uint64_t kMaxPayloadBuffersBytes = std::uint64_t{4} << 30;
 
 // An ack log under one of the WAL's own names (walseg.control, a segment) would write into
 // the WAL it checks (break-it round 6 F5: every record unreadable afterwards).
+// The ack log is appended to as it is named, so it must not be a file of the WAL: one inside
+// the WAL directory, by any path to it (a symbolic link, a WAL directory still to be made:
+// break-it round 7 F6), is refused, and so is one whose directory does not exist, before the
+// open changes anything (round 7 L2).
 void refuse_ack_log_in_the_wal(const WriteArgs& a) {
   if (a.ack_log.empty()) return;
-  const std::filesystem::path log(a.ack_log);
-  const std::string name = log.filename().string();
-  struct stat d{}, p{};
-  const std::string parent = log.has_parent_path() ? log.parent_path().string() : ".";
-  if (!is_walseg_file_name(name) || ::stat(a.dir.c_str(), &d) != 0 || ::stat(parent.c_str(), &p) != 0) return;
-  if (d.st_dev == p.st_dev && d.st_ino == p.st_ino)
-    throw std::invalid_argument(fmt::format("--ack-log \"{}\" is one of walseg's own names in the WAL directory \"{}\": "
-                                            "put the ack log elsewhere",
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path log = fs::weakly_canonical(fs::absolute(a.ack_log), ec);
+  const fs::path wal = ec ? fs::path() : fs::weakly_canonical(fs::absolute(a.dir), ec);
+  if (ec) throw std::invalid_argument(fmt::format("--ack-log \"{}\": {}", a.ack_log, ec.message()));
+  if (log.parent_path() == wal || log == wal)
+    throw std::invalid_argument(fmt::format("--ack-log \"{}\" is in the WAL directory \"{}\", where every name may "
+                                            "be one of walseg's: put the ack log elsewhere",
                                             a.ack_log, a.dir));
+  struct stat st{};
+  if (::stat(log.parent_path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw std::invalid_argument(fmt::format("--ack-log \"{}\": its directory \"{}\" does not exist", a.ack_log,
+                                            log.parent_path().string()));
 }
 
 void run_write(const WriteArgs& a) {

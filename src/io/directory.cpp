@@ -14,6 +14,7 @@
 
 #include "inject.h"
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 #include "walseg/io_record.h"
 #include "walseg/made_files.h"
 
@@ -168,48 +169,59 @@ void Directory::exchange(const std::string& a, const std::string& b) {
                      "could not exchange files \"" + path_of(a) + "\" and \"" + path_of(b) + "\": " + errno_text(err));
 }
 
-std::optional<Directory::ReplaceRefusal> Directory::replace_checked(const std::string& from, const struct stat& mine,
-                                                                    const std::string& to,
-                                                                    const ReplaceCheck& replaceable) {
-  if (!names_file(from, mine)) return ReplaceRefusal{true, ""};
-  // Nothing to replace: a file that takes the name meanwhile makes it fail with EEXIST.
-  if (!exists(to)) {
-    rename_noreplace(from, to);
-    return std::nullopt;
+Directory::ReplaceResult Directory::replace_checked(const std::string& from, const struct stat& mine,
+                                                    const std::string& to, const ReplaceCheck& replaceable) {
+  ReplaceResult r;
+  if (!names_file(from, mine)) {
+    r.source_replaced = true;
+    return r;
   }
-  if (auto why = replaceable(to)) return ReplaceRefusal{false, *why};
+  struct stat before{};
+  if (::fstatat(fd(), to.c_str(), &before, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (errno != ENOENT) throw file_error(errno, "stat", path_of(to));
+    rename_noreplace(from, to);  // nothing to replace; EEXIST if a file took the name meanwhile
+    r.replaced = true;
+    return r;
+  }
+  if (auto why = replaceable(to)) {
+    r.why = *why;
+    return r;
+  }
+  // The file checked is the one under the name after the check too: what comes out of the
+  // exchange is then removed only if it is that file.
+  if (!names_file(to, before)) {
+    r.why = "it was replaced while walseg checked it";
+    return r;
+  }
   try {
     exchange(from, to);
   } catch (const Error& e) {
-    if (e.errnum() == ENOENT && !exists(to) && names_file(from, mine)) {
-      rename_noreplace(from, to);
-      return std::nullopt;
-    }
     if (e.errnum() != EINVAL) throw;
     // XXX: no exchange on this filesystem, so a file moved onto either name between the checks
     // above and this rename is replaced or renamed into place.
     rename_over(from, to);
-    return std::nullopt;
+    r.replaced = true;
+    return r;
   }
-  // Either name may have been given another file between the checks and the exchange: what
-  // went in must be walseg's file and what came out one the check accepts, or all is put back.
-  struct stat out{};
-  const bool out_known = ::fstatat(fd(), from.c_str(), &out, AT_SYMLINK_NOFOLLOW) == 0;
-  const bool in_is_mine = names_file(to, mine);
-  std::optional<std::string> why;
-  if (in_is_mine) why = out_known ? replaceable(from) : std::optional<std::string>("it vanished during the exchange");
-  if (!in_is_mine || why) {
+  failpoint::hit("replace.after_exchange");
+  // What went in must be walseg's file. If it is not, a file was moved onto `from` before the
+  // exchange (or onto `to` right after it): the second exchange gives each name back.
+  if (!names_file(to, mine)) {
     exchange(from, to);
-    return ReplaceRefusal{!in_is_mine, why.value_or("")};
+    r.source_replaced = true;
+    return r;
   }
-  // The file that came out is removed only while still the one checked: no other is. It is
-  // replaced already, so a failure to remove it fails nothing: it stays under `from`, where
-  // the caller's next replace looks for its leftover.
+  r.replaced = true;
+  // What came out is removed only if it is the file checked. Anything else was moved onto
+  // `to` after the check or onto `from` after the exchange, and is someone's: undoing the
+  // exchange would put it under `to` (break-it round 7 F2), so it stays under `from`. It is
+  // replaced already, so a failure to remove it fails nothing.
   try {
-    if (names_file(from, out)) unlink(from, true);
+    if (names_file(from, before)) unlink(from, true);
+    else r.left_at_from = exists(from);
   } catch (const Error&) {
   }
-  return std::nullopt;
+  return r;
 }
 
 bool Directory::unlink(const std::string& name, bool missing_ok) {

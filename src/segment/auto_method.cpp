@@ -150,14 +150,19 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
     f.close();
     if (replace) {
       // Replaced only while it is still walseg's cache (it was when read, a second ago).
-      auto refused = dir.replace_checked(tmp, mine, kAutoCacheFileName, [&](const std::string& name) {
+      const Directory::ReplaceResult r = dir.replace_checked(tmp, mine, kAutoCacheFileName, [&](const std::string& name) {
         return read_cache(dir, identity, name.c_str()).ours ? std::nullopt
                                                             : std::optional<std::string>("not walseg's cache");
       });
-      if (refused) {
+      if (!r.replaced) {
         drop_tmp();
         return false;
       }
+      if (r.left_at_from)
+        log(LogLevel::kWarning,
+            fmt::format("cached the auto decision in \"{}\", but a file moved onto it or onto \"{}\" meanwhile is "
+                        "not walseg's and is now under \"{}\"; walseg left it there: move it out of the directory",
+                        dir.path_of(kAutoCacheFileName), dir.path_of(tmp), dir.path_of(tmp)));
     } else {
       try {
         dir.rename_noreplace(tmp, kAutoCacheFileName);

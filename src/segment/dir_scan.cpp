@@ -66,7 +66,7 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 
 // What walseg puts in a file under a temporary name before it is renamed, so what a crash
 // leaves there: zeros (every fill method's, holes included), its ready stamp at the start,
-// and the auto probe's commits (kMeasureRecordByte). Anything else in the first kTempCheckBytes
+// and the auto probe's commits (kMeasureRecordByte). Anything else anywhere in the file
 // is someone's (break-it round 5 F4: a user's xlogtemp.4242 was left alone by the first
 // opening and removed by the second). Never throws: an unreadable file is not removed.
 constexpr std::size_t kTempCheckBytes = 64 * 1024;
@@ -90,8 +90,16 @@ bool temp_content_is_walsegs(const Directory& dir, const std::string& name, cons
         from = kReadyStampBytes;
       }
     }
-    return std::all_of(b.begin() + static_cast<std::ptrdiff_t>(from), b.end(),
-                       [](std::byte x) { return x == std::byte{0} || x == kMeasureRecordByte; });
+    // Every byte, not only the first chunk's (break-it round 7 F1: a user's file of 64 kB of
+    // zeros and then data was removed). Holes read as zeros without touching the disk.
+    auto walsegs = [](std::byte x) { return x == std::byte{0} || x == kMeasureRecordByte; };
+    if (!std::all_of(b.begin() + static_cast<std::ptrdiff_t>(from), b.end(), walsegs)) return false;
+    for (std::uint64_t off = b.size(); b.size() == kTempCheckBytes; off += b.size()) {
+      b.resize(kTempCheckBytes);
+      b.resize(f.pread(b.data(), b.size(), off));
+      if (!std::all_of(b.begin(), b.end(), walsegs)) return false;
+    }
+    return true;
   } catch (const Error&) {
     return false;
   }

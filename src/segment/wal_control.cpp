@@ -15,6 +15,7 @@
 
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/log.h"
 
 namespace walseg {
 namespace {
@@ -126,8 +127,12 @@ void write_control(Directory& dir, const WalControl& c) {
                        cur->system_id, c.system_id);
   };
   if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
-  check_control_temp(dir);
-  dir.unlink(kControlTempFileName, true);
+  // Only a leftover found is removed: an unlink of a name that is normally free would remove
+  // whatever was moved onto it meanwhile (break-it round 7 F3). The O_EXCL below refuses one.
+  if (dir.exists(kControlTempFileName)) {
+    check_control_temp(dir);
+    dir.unlink(kControlTempFileName, true);
+  }
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
   struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
   try {
@@ -138,20 +143,27 @@ void write_control(Directory& dir, const WalControl& c) {
     // The write and fsync take milliseconds, in which a file may be moved onto either name
     // (break-it round 5 F1, F2): the exchange checks both again after it and undoes itself.
     if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
-    auto refused = dir.replace_checked(kControlTempFileName, mine, kControlFileName, [&](const std::string& name) {
-      try {
-        return not_this_wals(name.c_str());
-      } catch (const Error&) {  // damaged or unreadable: not a file to destroy
-        return std::optional<std::string>("it now holds a file that is not a control file walseg wrote");
-      }
-    });
-    if (refused && refused->source_replaced)
+    const Directory::ReplaceResult r =
+        dir.replace_checked(kControlTempFileName, mine, kControlFileName, [&](const std::string& name) {
+          try {
+            return not_this_wals(name.c_str());
+          } catch (const Error&) {  // damaged or unreadable: not a file to destroy
+            return std::optional<std::string>("it now holds a file that is not a control file walseg wrote");
+          }
+        });
+    if (r.source_replaced)
       throw make_error(EEXIST, "replace", dir.path_of(kControlTempFileName),
                        fmt::format("could not update \"{}\": \"{}\" was replaced while walseg wrote it, so it is "
                                    "not walseg's file and walseg will not rename it into place; move it out of the "
                                    "directory",
                                    control, dir.path_of(kControlTempFileName)));
-    if (refused) throw refusal(refused->why);
+    if (!r.replaced) throw refusal(r.why);
+    if (r.left_at_from)
+      log(LogLevel::kWarning,
+          fmt::format("updated \"{}\", but a file moved onto it or onto \"{}\" meanwhile is not walseg's and is now "
+                      "under \"{}\"; walseg left it there: move it out of the directory (until then the control "
+                      "file cannot be updated again)",
+                      control, dir.path_of(kControlTempFileName), dir.path_of(kControlTempFileName)));
   } catch (...) {
     try {
       // Only walseg's own: a file moved onto the name meanwhile is someone's.
