@@ -8,17 +8,21 @@
 // Directory::unlink and Directory::rename_over forget the file whose name they remove, so that
 // an inode number the filesystem hands to someone else's file afterwards is not taken for
 // ours. A rename keeps a file's identity, so a recycled segment stays ours.
-// XXX: a file of ours removed by other means than Directory (no walseg code does so) stays
-// noted, and another file that reuses its inode number on the same device would be taken for
-// ours; made() is for a host that checks the name too.
+// A file of ours removed by other means than Directory (by a user) stays noted, so another
+// file that reuses its inode number would look ours: made() also compares the birth time
+// (statx), which such a file does not share. XXX: where the filesystem keeps no birth time,
+// the identity alone decides; made() is for a host that checks the name too.
 //
 // Not for: deciding what is in a WAL (walseg.control and the segments' system identifier do).
 // Cost when off: one relaxed atomic load per call site. Thread-safety: every function may be
 // called from any thread. Lifetime: tracking, once started, lasts until the process exits.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 namespace walseg::made_files {
 
@@ -35,7 +39,8 @@ void start();
 void note_made(int fd) noexcept;
 /// Forgets the file with this identity: its name was removed (the io layer calls it).
 void note_removed(std::uint64_t dev, std::uint64_t ino) noexcept;
-/// Whether this process made the file with this identity while tracking was on.
-bool made(std::uint64_t dev, std::uint64_t ino);
+/// Whether the file `name` in the directory `dirfd`, whose lstat is `st`, is one this process
+/// made while tracking was on: the same device, inode and (where kept) birth time.
+bool made(int dirfd, const std::string& name, const struct stat& st);
 
 }  // namespace walseg::made_files

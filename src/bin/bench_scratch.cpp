@@ -161,7 +161,7 @@ void Scratch::remove_dir(const std::string& rel) {
     struct stat st{};
     if (!e.is_regular || !is_bench_file_name(e.name) ||
         ::fstatat(dir->fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-        !made_files::made(st.st_dev, st.st_ino))
+        !made_files::made(dir->fd(), e.name, st))
       continue;
     dir->unlink(e.name, true);
   }
@@ -176,7 +176,7 @@ void Scratch::remove_root() {
     struct stat st{};
     if (!e.is_regular || !is_bench_file_name(e.name) ||
         ::fstatat(root_dir_.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
-        !made_files::made(st.st_dev, st.st_ino))
+        !made_files::made(root_dir_.fd(), e.name, st))
       continue;
     root_dir_.unlink(e.name, true);
   }
