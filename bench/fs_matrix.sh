@@ -19,7 +19,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 walseg=${WALSEG:-$top/build/bin/walseg}
+case ${1:-} in
+  -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -*) [ "$1" = "--" ] || { echo "fs_matrix.sh: unknown option $1 (see --help)" >&2; exit 2; } ;;
+esac
 work=${1:-./fs-matrix}
+[ "${1:-}" = "--" ] && work=./fs-matrix
 [ "${1:-}" ] && shift
 [ "${1:-}" = "--" ] && shift
 bench_args=("$@")

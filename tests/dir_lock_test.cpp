@@ -190,7 +190,8 @@ BOOST_AUTO_TEST_CASE(second_manager_in_a_forked_child_is_refused_naming_the_pare
   std::string got = c.read_all();
   BOOST_TEST(c.finish() == 0);
   std::string want = std::to_string(EWOULDBLOCK) + "|could not lock directory \"" + dir.path() +
-                     "\": it is in use by process " + std::to_string(::getpid());
+                     "\": it is in use by process " + std::to_string(::getpid()) +
+                     "; wait for it to finish or stop it, then run this again";
   BOOST_TEST(got == want);
 }
 

@@ -104,7 +104,8 @@ void print_phase_foot(const BenchSettings& s, const FsInfo& fs, const std::vecto
                fs.type == FsType::kXfs
                    ? "xfs's speculative preallocation reserves blocks past the end of a file being written, "
                      "and gives them back later (at close or in the background); it is not the method's"
-                   : "the filesystem reserved blocks past the file's end (speculative preallocation)");
+                   : "the filesystem allocated blocks beyond the file's data (its metadata, such as ext2's "
+                     "indirect blocks, or a preallocation of its own); it is not the method's");
   std::fflush(stdout);
 }
 

@@ -92,8 +92,9 @@ std::string holder_pid(const Directory& dir) {
 
 [[noreturn]] void throw_in_use(const Directory& dir, int err) {
   throw make_error(err, "lock", dir.path(),
-                   fmt::format("could not lock directory \"{}\": it is in use by process {}", dir.path(),
-                               holder_pid(dir)));
+                   fmt::format("could not lock directory \"{}\": it is in use by process {}; wait for it to "
+                               "finish or stop it, then run this again",
+                               dir.path(), holder_pid(dir)));
 }
 
 // flock(fd, op | LOCK_NB); another holder is reported with its PID.
