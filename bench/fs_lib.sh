@@ -37,7 +37,11 @@ fs_mount() {
     [ "$name" = "$want" ] || continue
     mkdir -p "$work/img" "$work/mnt/$name"
     local img="$work/img/$name.img" mnt="$work/mnt/$name"
-    rm -f "$img"
+    # Never over a file that is there already (a user's, or an interrupted run's): refuse.
+    if [ -e "$img" ]; then
+      echo "fs_lib.sh: $img exists; remove it or give another work directory" >&2
+      return 1
+    fi
     truncate -s "$size" "$img"
     $mkfs "$img" >/dev/null 2>&1 || { echo "fs_lib.sh: $mkfs $img failed" >&2; return 1; }
     mount -o loop,"$opts" "$img" "$mnt" || return 1

@@ -38,6 +38,10 @@ for tool in mkfs.ext4 mkfs.xfs mkfs.btrfs gnuplot python3; do
 done
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+# img/ and mnt/ are made here and removed whole at the end: never a user's.
+for d in "$work/img" "$work/mnt"; do
+  [ -e "$d" ] && { echo "fs_matrix.sh: $d exists (an interrupted run's, or not ours); remove it or give another WORK_DIR" >&2; exit 1; }
+done
 source "$here/fs_lib.sh"
 LAZYFS=${LAZYFS:-$top/build/bin/walseg_lazyfs}
 # shellcheck source=../tests/lazyfs/lazyfs_lib.sh
