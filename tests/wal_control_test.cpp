@@ -409,6 +409,25 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_while_the_control_file_is_wri
   }
 }
 
+// The whole-diff review of this session: another WAL's control file that came out of the
+// exchange is left under walseg.control.tmp with a WARNING, but the next update took any file
+// beginning with the control magic there for its own leftover and removed it.
+BOOST_AUTO_TEST_CASE(another_wals_control_file_under_the_temporary_name_is_refused_not_removed) {
+  walseg_test::TempDir t;
+  const std::string d = t / "wal", other = t / "other";
+  auto wal = Wal::open(d, small_config());
+  { auto o = Wal::open(other, small_config()); }
+  const std::vector<char> theirs = walseg_test::read_all(other + "/" + kControlFileName);
+  BOOST_REQUIRE(::rename((other + "/" + kControlFileName).c_str(), (d + "/" + kControlTempFileName).c_str()) == 0);
+  wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+  BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error,
+                        [](const Error& e) {
+                          return e.errnum() == EEXIST &&
+                                 std::string(e.what()).find("the control file of another WAL") != std::string::npos;
+                        });
+  BOOST_TEST((walseg_test::read_all(d + "/" + kControlTempFileName) == theirs));
+}
+
 // The microsecond window that remained after the fix above: a file moved onto either name
 // after the last check, right before the rename (the "rename" failpoint runs there), was
 // renamed into place or replaced. Now one moved onto the temporary name is refused (the

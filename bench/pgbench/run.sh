@@ -56,6 +56,11 @@ bindir="$("$pg_config" --bindir)"
 source "$here/../../regress/pg_common.sh"
 walseg_as_user
 [ -n "$out" ] || out="$(mktemp -d "$PWD/pgbench-XXXXXX")"
+# Its data/ is made afresh each round (rm -rf): an --out that holds anything is refused.
+if [ -e "$out" ] && [ -n "$(ls -A "$out")" ]; then
+  echo "run.sh: --out $out is not empty; give a new or empty directory" >&2
+  exit 2
+fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$out"; fi

@@ -17,6 +17,7 @@
 
 #include "walseg/failpoint.h"
 #include "walseg/guc_definitions.h"
+#include "walseg/guc_load.h"
 #include "walseg/io_priority.h"
 #include "walseg/log.h"
 
@@ -216,13 +217,12 @@ bool walseg_guc_check_string(int index, const char* value, char* reason, size_t 
 int walseg_guc_cross_check(const char* const* names, const char* const* values, int n, char* out,
                            size_t len, char* hints, size_t hints_len) noexcept {
   try {
+    // The tool's own start rules (guc_load.h), derived defaults included, so that the two
+    // never disagree about the same values.
     walseg::guc::Registry registry = walseg::guc::make_walseg_registry();
-    std::vector<walseg::guc::ConfigError> errors;
-    for (int i = 0; i < n; ++i)
-      if (auto e = registry.set(names[i], values[i], walseg::guc::Source::kFile,
-                                walseg::guc::Phase::kStartup))
-        errors.push_back(*e);
-    for (auto& e : registry.cross_check()) errors.push_back(std::move(e));
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (int i = 0; i < n; ++i) pairs.emplace_back(names[i], values[i]);
+    const std::vector<walseg::guc::ConfigError> errors = walseg::guc::check_start_values(registry, pairs);
     // The hints go apart, into PostgreSQL's HINT field: a "HINT:" line inside DETAIL text
     // reads as a field of its own and is not one (log parsers, csvlog).
     std::string text;

@@ -32,6 +32,8 @@
 #include <string>
 #include <vector>
 
+#include <utility>
+
 #include "walseg/guc_file.h"
 #include "walseg/guc_registry.h"
 
@@ -52,6 +54,14 @@ struct LoadReport {
 /// given to -c. All or nothing, see above.
 LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
                          std::span<const std::string> overrides);
+
+/// The start rules over settings a host has already read (the PostgreSQL extension's GUCs):
+/// each name = value set as from a file, then the defaults that follow other settings, then
+/// the rules across settings except those that read a refused value, as load_at_start applies
+/// them. Returns every error (empty: the walseg tool would accept the same values). `registry`
+/// is changed only when there are none. Throws only std::bad_alloc.
+std::vector<ConfigError> check_start_values(Registry& registry,
+                                            std::span<const std::pair<std::string, std::string>> values);
 
 /// Reload of the file set, with PostgreSQL's partial-apply rules above.
 LoadReport reload(Registry& registry, const ParsedFiles& files);

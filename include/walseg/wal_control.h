@@ -11,7 +11,8 @@
 //
 // The file is written when a directory gets its first segment manager (before any segment)
 // and replaced, never edited in place: a fixed temporary name (walseg.control.tmp, removed
-// first if a crash left it; a file there that is not walseg's is refused) opened O_EXCL, written, fsynced, renamed over walseg.control,
+// first if a crash left it; a file there that is not walseg's is refused) opened O_EXCL,
+// written, fsynced, exchanged with walseg.control (renameat2 RENAME_EXCHANGE, checked after),
 // and the directory fsynced (PostgreSQL's durable_rename). A reader sees the old file or the
 // new one, never a mix, so reading needs no lock.
 //
@@ -42,15 +43,19 @@ std::optional<WalControl> read_control(const Directory& dir);
 std::optional<WalControl> read_control(const std::string& dir_path);
 
 /// Throws walseg::Error EEXIST (naming the file and why) when a file named walseg.control.tmp
-/// in `dir` is not a leftover of write_control: not a regular file of one link, larger than
-/// a control file, or not beginning with the control magic (empty or all zeros counts as a
-/// leftover: a crash before its fsync). walseg removes only its own leftovers; another
-/// program's file under that name is refused, never replaced. Thread-safety: as write_control.
-void check_control_temp(const Directory& dir);
+/// in `dir` is not a leftover of write_control for the WAL with `system_id`: not a regular file
+/// of one link, larger than a control file, not beginning with the control magic, or the
+/// control file of another WAL (empty, all zeros or torn counts as a leftover: a crash before
+/// its fsync; system_id 0: a control file of any WAL does, for a directory without one yet). walseg removes only its own leftovers; another program's file under that name
+/// is refused, never replaced. Thread-safety: as write_control.
+void check_control_temp(const Directory& dir, std::uint64_t system_id);
 
-/// Replaces (or creates) dir's control file with `c`, durably (see above); first
-/// check_control_temp, whose refusal changes nothing. Throws
-/// walseg::Error from the open, write, fsync, rename or directory fsync, naming the path and
+/// Replaces (or creates) dir's control file with `c`, durably (see above): a leftover under
+/// the temporary name is removed first only if check_control_temp accepts it (its refusal
+/// changes nothing); the new file is made with O_EXCL (EEXIST if a file took the name); it
+/// goes in by Directory::replace_checked, so a file moved onto either name is refused (EEXIST)
+/// or, when it came out of the exchange, left under the temporary name with a WARNING. Throws
+/// walseg::Error from the open, write, fsync, exchange or directory fsync, naming the path and
 /// errno's text; after a throw the old file or the new one is in place, and the caller must
 /// not act on the new values (they may not be durable).
 void write_control(Directory& dir, const WalControl& c);

@@ -130,7 +130,26 @@ void report_changes(const Registry& before, const Registry& after, LoadReport& r
   }
 }
 
+// The end of every start: the derived defaults, then the rules across settings, with the
+// other errors (check-config lists them all in one run), except those that read a refused value.
+void finish_start(Registry& next, std::vector<ConfigError>& errors) {
+  next.derive_defaults();
+  for (ConfigError& e : next.cross_check())
+    if (!reads_refused(e, errors)) errors.push_back(locate_cross(next, std::move(e)));
+}
+
 }  // namespace
+
+std::vector<ConfigError> check_start_values(Registry& registry,
+                                            std::span<const std::pair<std::string, std::string>> values) {
+  Registry next = registry;
+  std::vector<ConfigError> errors;
+  for (const auto& [name, value] : values)
+    if (auto e = next.set(name, value, Source::kFile, Phase::kStartup)) errors.push_back(std::move(*e));
+  finish_start(next, errors);
+  if (errors.empty()) registry = std::move(next);
+  return errors;
+}
 
 LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
                          std::span<const std::string> overrides) {
@@ -147,11 +166,7 @@ LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
     apply_items(next, sel, Phase::kStartup, report);
   }
   apply_overrides(next, overrides, report);
-  next.derive_defaults();
-  // Rules across settings, with the other errors (check-config lists them all in one run),
-  // except those that read a refused value.
-  for (ConfigError& e : next.cross_check())
-    if (!reads_refused(e, report.errors)) report.errors.push_back(locate_cross(next, std::move(e)));
+  finish_start(next, report.errors);
   if (!report.errors.empty()) {
     std::string file = error_file(report.errors, top);
     report.summary = file.empty() ? "settings contain errors"

@@ -94,7 +94,9 @@ bool temp_content_is_walsegs(const Directory& dir, const std::string& name, cons
     // zeros and then data was removed). Holes read as zeros without touching the disk.
     auto walsegs = [](std::byte x) { return x == std::byte{0} || x == kMeasureRecordByte; };
     if (!std::all_of(b.begin() + static_cast<std::ptrdiff_t>(from), b.end(), walsegs)) return false;
-    for (std::uint64_t off = b.size(); b.size() == kTempCheckBytes; off += b.size()) {
+    // Until end of file, not until a short read: one read may return less (FUSE, network
+    // filesystems), and an unread tail must not count as zeros.
+    for (std::uint64_t off = b.size(); !b.empty(); off += b.size()) {
       b.resize(kTempCheckBytes);
       b.resize(f.pread(b.data(), b.size(), off));
       if (!std::all_of(b.begin(), b.end(), walsegs)) return false;
@@ -148,7 +150,9 @@ struct Scanner {
     // it someone's file too.
     const bool own_plain_file = S_ISREG(st.st_mode) && st.st_nlink == 1;
     if (name == kControlTempFileName) {
-      check_control_temp(dir);  // someone's file under that name: refuse, never remove
+      // Someone's file under that name: refuse, never remove. A control file this opening
+      // made follows a first write a crash cut short, under another system identifier.
+      check_control_temp(dir, control_is_new ? 0 : control.system_id);
       return remove_temp(name, st);
     }
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);

@@ -176,18 +176,18 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   // A file moved onto the temporary name between the check and the rename went in instead:
   // it goes back to the name it was put under, and the segment is not installed.
   if (temp_stat_.st_ino != 0 && !dir.names_file(final_, temp_stat_)) {
-    // Back under the temporary name; if another file took that meanwhile (break-it round 7
-    // F4), under a name walseg never uses for anything and never removes, said in a WARNING.
+    // Back under the temporary name; if that fails (another file took it meanwhile: break-it
+    // round 7 F4), under a name neither walseg nor PostgreSQL (which removes every xlogtemp.*
+    // at a crash start) uses or removes, said in a WARNING.
     try {
       dir.rename_noreplace(final_, temp_);
-    } catch (const Error& e) {
-      if (e.errnum() != EEXIST) throw annotate(e, dir.path_of(final_), size_, method_);
+    } catch (const Error&) {
       static std::atomic<unsigned> displaced{0};
-      const std::string aside = fmt::format("{}.not-walseg.{}.{}", temp_, ::getpid(), displaced++);
+      const std::string aside = fmt::format("not-walseg.{}.{}.{}", final_, ::getpid(), displaced++);
       try {
         dir.rename_noreplace(final_, aside);
-      } catch (const Error& e2) {
-        throw annotate(e2, dir.path_of(final_), size_, method_);
+      } catch (const Error& e) {
+        throw annotate(e, dir.path_of(final_), size_, method_);
       }
       log(LogLevel::kWarning,
           fmt::format("a file moved onto \"{}\" while walseg installed segment \"{}\" went in instead, and another "

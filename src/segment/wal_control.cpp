@@ -31,7 +31,8 @@ namespace {
 // Why the file under the temporary name is not a leftover of write_control, or nullopt if it
 // may be: a plain file of one link, no longer than a control file, beginning with the control
 // magic, or empty or all zeros (its bytes lost to a crash before its fsync, its size kept).
-std::optional<std::string> not_a_control_leftover(const Directory& dir, const struct stat& st) {
+std::optional<std::string> not_a_control_leftover(const Directory& dir, const struct stat& st,
+                                                  std::uint64_t system_id) {
   if (!S_ISREG(st.st_mode)) return "it is not a regular file";
   if (st.st_nlink != 1) return "it has other hard links";
   if (static_cast<std::uint64_t>(st.st_size) > kControlFileBytes)
@@ -46,7 +47,15 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
   }
   static constexpr char kMagic[] = {'W', 'S', 'C', 'T'};  // kControlMagic in file order
   static_assert(kControlMagic == 0x54435357);
-  if (got >= sizeof kMagic && std::memcmp(buf.data(), kMagic, sizeof kMagic) == 0) return std::nullopt;
+  if (got >= sizeof kMagic && std::memcmp(buf.data(), kMagic, sizeof kMagic) == 0) {
+    // Another WAL's control file (one a user moved onto walseg.control comes out of the
+    // exchange under this name) is someone's; a torn one of ours does not decode.
+    std::string why;
+    if (auto other = decode_control(std::span(buf.data(), got), &why);
+        other && system_id != 0 && other->system_id != system_id)
+      return fmt::format("it is the control file of another WAL (system identifier {})", other->system_id);
+    return std::nullopt;
+  }
   if (std::all_of(buf.begin(), buf.begin() + got, [](std::byte b) { return b == std::byte{0}; }))
     return std::nullopt;
   return "it does not begin like a control file";
@@ -54,13 +63,13 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
 
 }  // namespace
 
-void check_control_temp(const Directory& dir) {
+void check_control_temp(const Directory& dir, std::uint64_t system_id) {
   struct stat st{};
   if (::fstatat(dir.fd(), kControlTempFileName, &st, AT_SYMLINK_NOFOLLOW) != 0) {
     if (errno == ENOENT) return;
     throw file_error(errno, "stat", dir.path_of(kControlTempFileName));
   }
-  if (auto why = not_a_control_leftover(dir, st))
+  if (auto why = not_a_control_leftover(dir, st, system_id))
     throw make_error(EEXIST, "create", dir.path_of(kControlTempFileName),
                      fmt::format("cannot replace {} in \"{}\": \"{}\" is in the way and is not a leftover of "
                                  "walseg's ({}); walseg writes the new control file under that name. Move it "
@@ -130,7 +139,9 @@ void write_control(Directory& dir, const WalControl& c) {
   // Only a leftover found is removed: an unlink of a name that is normally free would remove
   // whatever was moved onto it meanwhile (break-it round 7 F3). The O_EXCL below refuses one.
   if (dir.exists(kControlTempFileName)) {
-    check_control_temp(dir);
+    // Without a control file yet, a leftover is of a first write that a crash cut short,
+    // under the system identifier that attempt made: any control file there is walseg's.
+    check_control_temp(dir, dir.exists(kControlFileName) ? c.system_id : 0);
     dir.unlink(kControlTempFileName, true);
   }
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
