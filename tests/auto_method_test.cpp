@@ -371,6 +371,26 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_around_the_cache_exchange_is_
   }
 }
 
+// Break-it round 8 F1: the probe removed its temporary files by name, so a file moved onto
+// one during the probe (each lives about 150 ms) was removed.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_a_probe_file_during_the_probe_is_left) {
+  std::string taken;
+  failpoint::Spec put;
+  put.kind = failpoint::Kind::kCall;
+  put.call = [&] {
+    for (const std::string& n : list_names(dir.path()))
+      if (n.starts_with("xlogtemp.")) taken = n;
+    const std::string mine = dir.path() + "/../mine";
+    write_text(mine, "a user's notes\n");
+    BOOST_REQUIRE(::rename(mine.c_str(), (dir / taken).c_str()) == 0);
+  };
+  failpoint::arm("fsync", put);  // the first fsync: of the first probe file
+  choose_init_method(d, cfg);
+  failpoint::disarm_all();
+  BOOST_REQUIRE(!taken.empty());
+  BOOST_TEST(file_text(dir / taken) == "a user's notes\n");
+}
+
 BOOST_AUTO_TEST_CASE(full_size_only_narrows_a_cached_short_file_choice_to_the_full_size_methods) {
   BOOST_REQUIRE(name(decide_init_method(short_files_win())) == "fallocate_keep_size");
   write_cache("fallocate_keep_size", short_files_win());

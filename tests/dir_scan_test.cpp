@@ -40,7 +40,7 @@ namespace {
 // What SegmentManager does at open and start: survey, then remove the leftover temps.
 ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode) {
   ScanReport r = survey_wal_directory(d, c, append_mode);
-  remove_leftover_temps(d, r);
+  remove_leftover_temps(d, r, c);
   return r;
 }
 
@@ -420,6 +420,21 @@ BOOST_AUTO_TEST_CASE(a_short_read_does_not_end_the_check_of_a_temporary_file) {
   failpoint::disarm_all();
   BOOST_TEST(path_exists(dir / "xlogtemp.4260"));
   BOOST_TEST(contains(r.left_alone, "xlogtemp.4260 (temporary file holding bytes walseg never writes to one)"));
+}
+
+// Break-it round 8 F2: a temporary file whose first page was this WAL's page header counted as
+// a timeline switch's copy and was removed, whatever followed (a user's copy of a segment, or
+// a header and then their data). WAL under a temporary name is left alone now.
+BOOST_AUTO_TEST_CASE(wal_pages_under_a_temporary_name_are_left_alone) {
+  walseg_test::put_wal_segment(dir / "xlogtemp.778", c1, 1, 1, 65536);
+  {
+    std::ofstream f(dir / "xlogtemp.778", std::ios::binary | std::ios::in | std::ios::out);
+    f.seekp(4096);
+    f << "MY PRECIOUS USER DATA";
+  }
+  ScanReport r = scan_and_clean(d, c1, false);
+  BOOST_TEST(path_exists(dir / "xlogtemp.778"));
+  BOOST_TEST(r.removed_temps.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -108,6 +108,26 @@ BOOST_AUTO_TEST_CASE(AnAckLogInTheWalDirectoryByAnyPathOrInAMissingDirectoryIsRe
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
 }
 
+// Break-it round 8 F5: bench --json truncated whatever it named: a segment (every acknowledged
+// record in it lost) or walseg.control (every record unreadable). Now a path in a WAL
+// directory, under a walseg name, or an existing file that is not a JSON document is refused
+// before anything runs.
+BOOST_AUTO_TEST_CASE(BenchJsonOverAWalFileOrAForeignFileIsRefused) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  const auto seg = fs::file_size(wal + "/000000010000000000000001");
+  for (const std::string& target : {wal + "/000000010000000000000001", wal + "/notes.json", dir + "/mine.txt"}) {
+    if (target == dir + "/mine.txt") std::ofstream(target) << "my notes\n";
+    auto r = run("bench --dir '" + dir + "' --json '" + target + "' --phases create --segments 1 --segment-size 1MB "
+                 "--methods none");
+    BOOST_TEST(r.status == 2, target << ": " << r.err);
+  }
+  BOOST_TEST(fs::file_size(wal + "/000000010000000000000001") == seg);
+  BOOST_TEST(!fs::exists(wal + "/notes.json"));
+  BOOST_TEST(fs::file_size(dir + "/mine.txt") == 9u);
+  BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
+}
+
 BOOST_AUTO_TEST_CASE(CreatePastTheLastSegmentNumberIsAUsageError) {
   auto r = run("create --dir '" + dir + "/wal' --method zero_write --start 0xFFFFFFFFFFFFFF --segment-size 1MB");
   BOOST_TEST(r.status == 2, r.err);

@@ -21,6 +21,7 @@
 #include "walseg/failpoint.h"
 #include "walseg/io_record.h"
 #include "walseg/io_trace.h"
+#include "walseg/segment_manager.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal.h"
 #include "walseg/wal_control.h"
@@ -269,6 +270,48 @@ BOOST_AUTO_TEST_CASE(a_refused_writer_keeps_the_never_written_short_segments_of_
   full.init_method = InitMethod::kZeroWrite;
   BOOST_CHECK_EXCEPTION(Wal::open(d, full), Error, error_is(EINVAL, {"holds WAL written in append mode"}));
   BOOST_TEST(walseg_test::list_names(d) == names, boost::test_tools::per_element());
+}
+
+// Break-it round 8 F3 and F4: recovery runs between the survey and the removals it allowed,
+// long enough for a user to put a file where a leftover temporary file or a never-written
+// append-mode segment was (ext4 even gives it the freed inode number, so the identity check
+// passed). Here the files are rewritten in place, same inode, while recovery starts: both
+// are someone's now and stay.
+BOOST_AUTO_TEST_CASE(a_leftover_or_unwritten_segment_rewritten_during_recovery_is_not_removed) {
+  const std::string d = dir / "wal";
+  Config none = small_config();
+  none.init_method = InitMethod::kNone;
+  {
+    SegmentManager::Options mo;
+    mo.config = none;
+    mo.background = false;
+    SegmentManager m(d, mo);
+    m.next_segment(1);
+    m.next_segment(2);
+  }
+  walseg_test::write_bytes(d + "/xlogtemp.77", 0, 8192, '\0');  // a leftover of walseg's (zeros)
+  const std::string seg2 = segment_file_name(1, 2, kSeg);
+  const std::string theirs = "USER PRECIOUS DATA\n";
+  failpoint::arm("wal.before_recovery", {failpoint::Kind::kCall, 0, 0, 1, 1, [&] {
+                                           for (const std::string& n : {std::string("xlogtemp.77"), seg2}) {
+                                             const int fd = ::open((d + "/" + n).c_str(), O_WRONLY);
+                                             BOOST_REQUIRE(fd >= 0);
+                                             BOOST_REQUIRE(::pwrite(fd, theirs.data(), theirs.size(), 0) ==
+                                                           static_cast<ssize_t>(theirs.size()));
+                                             ::close(fd);
+                                           }
+                                         }});
+  try {
+    Wal::open(d, small_config());  // full-size: would remove both
+  } catch (const Error&) {
+    // refusing is fine; removing is not
+  }
+  failpoint::disarm_all();
+  for (const std::string& n : {std::string("xlogtemp.77"), seg2}) {
+    BOOST_TEST_REQUIRE(path_exists(d + "/" + n), n);
+    const std::vector<char> b = walseg_test::read_all(d + "/" + n);
+    BOOST_TEST(std::string(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(theirs.size())) == theirs, n);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(files_with_walseg_temp_names_in_a_directory_walseg_never_used_are_left_alone) {

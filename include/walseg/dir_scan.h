@@ -97,10 +97,17 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new = false);
 
-/// Removes report's leftover_temps that are still the files surveyed (moving them to
-/// removed_temps, each with a LOG line; one replaced since is left, with a LOG line), then
-/// fsyncs `dir` if any was removed. Throws walseg::Error from the unlink or the fsync.
-void remove_leftover_temps(Directory& dir, ScanReport& report);
+/// Removes report's leftover_temps that are still the files surveyed and still hold only what
+/// walseg writes to one (moving them to removed_temps, each with a LOG line; one replaced
+/// since, even under a reused inode number, is left, with a LOG line), then fsyncs `dir` if
+/// any was removed. Throws walseg::Error from the unlink or the fsync.
+void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl& control);
+
+/// True when the segment file `name` still holds only this WAL's ready stamp and zeros (an
+/// append-mode segment never written), checked right before a removal: recovery, which runs
+/// between the survey and the removal, takes long enough for a user's file to be moved onto
+/// the name. Never throws: an unreadable file is not walseg's to remove.
+bool still_unwritten_ready_segment(const Directory& dir, const std::string& name, const WalControl& control);
 
 /// True when `name` is one of walseg's own bookkeeping files in a WAL directory (lock,
 /// control, auto-method cache) that no scan reports.

@@ -24,8 +24,10 @@
 #include "command.h"
 #include "number_options.h"
 #include "settings_options.h"
+#include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 
 namespace walseg::tool {
 namespace {
@@ -160,6 +162,26 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   return res;
 }
 
+// --json truncates its file when the run ends: never one of a WAL's (break-it round 8 F5: a
+// segment or walseg.control became JSON, every acknowledged record lost), nor any file that
+// is not a JSON document already (a previous run's, which is replaced).
+void refuse_json_over_foreign_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
+  if (ec) throw std::invalid_argument(fmt::format("--json \"{}\": {}", path, ec.message()));
+  if (is_walseg_file_name(p.filename().string()) || fs::exists(p.parent_path() / kControlFileName, ec))
+    throw std::invalid_argument(fmt::format("--json \"{}\" is in a WAL directory or under one of walseg's names: "
+                                            "put the JSON file elsewhere",
+                                            path));
+  std::ifstream in(p, std::ios::binary);
+  char first = 0;
+  if (in && in.get(first) && first != '{')
+    throw std::invalid_argument(fmt::format("--json \"{}\" exists and is not a JSON document, so not a file bench "
+                                            "wrote: walseg will not overwrite it; give another path",
+                                            path));
+}
+
 // Removes what bench made, unless --keep, and says what became of the scratch directory. After
 // a stop signal (signo != 0) it says so on stderr: stdout may be the closed pipe that stopped it,
 // and a closed pipe is not worth a word unless something was left. When anything was left the
@@ -261,6 +283,7 @@ void run_bench(const BenchArgs& a) {
   }
   // A JSON file that cannot be written should not cost the whole run first.
   if (!a.json.empty() && json_fd < 0) {
+    refuse_json_over_foreign_file(a.json);
     std::ofstream probe(a.json, std::ios::app);
     if (!probe)
       throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));

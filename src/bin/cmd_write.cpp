@@ -54,7 +54,10 @@ void refuse_ack_log_in_the_wal(const WriteArgs& a) {
   const fs::path log = fs::weakly_canonical(fs::absolute(a.ack_log), ec);
   const fs::path wal = ec ? fs::path() : fs::weakly_canonical(fs::absolute(a.dir), ec);
   if (ec) throw std::invalid_argument(fmt::format("--ack-log \"{}\": {}", a.ack_log, ec.message()));
-  if (log.parent_path() == wal || log == wal)
+  struct stat wal_st{}, parent_st{};
+  const bool same_dir = ::stat(wal.c_str(), &wal_st) == 0 && ::stat(log.parent_path().c_str(), &parent_st) == 0 &&
+                        wal_st.st_dev == parent_st.st_dev && wal_st.st_ino == parent_st.st_ino;  // a bind mount
+  if (log.parent_path() == wal || log == wal || same_dir)
     throw std::invalid_argument(fmt::format("--ack-log \"{}\" is in the WAL directory \"{}\", where every name may "
                                             "be one of walseg's: put the ack log elsewhere",
                                             a.ack_log, a.dir));

@@ -85,8 +85,10 @@ bool temp_content_is_walsegs(const Directory& dir, const std::string& name, cons
       std::copy_n(b.begin(), kReadyStampBytes, head.begin());
       bool ready = false;
       if (is_ours(head, control, &ready)) {
-        // A timeline switch's copy of a segment: this WAL's pages under a temporary name.
-        if (!ready) return true;
+        // WAL pages under a temporary name (a timeline switch's copy a crash cut short, or a
+        // user's copy of a segment: break-it round 8 F2) are not told apart by their first
+        // page: left alone, as anything else that holds WAL.
+        if (!ready) return false;
         from = kReadyStampBytes;
       }
     }
@@ -227,7 +229,22 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
   return why;
 }
 
-void remove_leftover_temps(Directory& dir, ScanReport& report) {
+bool still_unwritten_ready_segment(const Directory& dir, const std::string& name, const WalControl& control) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+    return false;
+  std::array<std::byte, kReadyStampBytes> head{};
+  try {
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (f.pread(head.data(), head.size(), 0) != head.size()) return false;
+  } catch (const Error&) {
+    return false;
+  }
+  bool ready = false;
+  return is_ours(head, control, &ready) && ready && temp_content_is_walsegs(dir, name, st, control);
+}
+
+void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl& control) {
   if (report.leftover_temps.empty()) return;
   for (std::size_t i = 0; i < report.leftover_temps.size(); ++i) {
     const std::string& name = report.leftover_temps[i];
@@ -236,7 +253,12 @@ void remove_leftover_temps(Directory& dir, ScanReport& report) {
       struct stat was{};
       was.st_dev = static_cast<dev_t>(report.leftover_temp_ids[i].first);
       was.st_ino = static_cast<ino_t>(report.leftover_temp_ids[i].second);
-      if (!dir.names_file(name, was)) {
+      // The content too: ext4 gives a file made right after an unlink the freed inode number,
+      // so a user's file put there during recovery can carry the surveyed identity (break-it
+      // round 8 F4).
+      struct stat now{};
+      if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+          (name != kControlTempFileName && !temp_content_is_walsegs(dir, name, now, control))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));
         continue;

@@ -83,7 +83,7 @@ void SegmentManager::open(const Options& opts) {
   check_scan();
   if (opts.before_changes) opts.before_changes(*this);
   if (new_wal) write_new_control();
-  remove_leftover_temps(dir_, scan_);
+  remove_leftover_temps(dir_, scan_, control_);
   clean_up_scan();
   advise_for_filesystem(dir_, cfg_);
   fill_books();

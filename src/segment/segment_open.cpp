@@ -187,6 +187,13 @@ void SegmentManager::clean_up_scan() {
   std::erase_if(scan_.short_segments, [&](const ScannedSegment& s) {
     if (!s.ready) return false;
     const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
+    // Recovery ran since the survey: a file moved onto the name meanwhile is someone's
+    // (break-it round 8 F3).
+    if (!still_unwritten_ready_segment(dir_, name, control_)) {
+      log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced since the directory was scanned",
+                                      dir_.path_of(name)));
+      return false;
+    }
     dir_.unlink(name, true);
     removed = true;
     log(LogLevel::kLog, fmt::format("removed \"{}\": a segment walseg made for appends and never wrote, of no "
