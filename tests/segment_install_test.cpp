@@ -148,50 +148,33 @@ BOOST_AUTO_TEST_CASE(custom_fill_replaces_the_method_and_its_result_is_stat_ed) 
 }
 
 // Break-it round 5 F1b: a file moved onto the temporary name during the fill was renamed to
-// the segment's name (and, when the fill failed, removed).
-BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_is_neither_installed_nor_removed) {
-  failpoint::Spec move;
-  move.kind = failpoint::Kind::kCall;
-  std::string temp_name;
-  move.call = [&] {
-    for (const auto& e : d.list())
-      if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
-    std::ofstream(dir / "mine") << "a user's file";
-    BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
-  };
-  failpoint::arm("create.after_fill", move);
-  BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
-                        [](const Error& e) { return e.errnum() == EEXIST; });
-  failpoint::disarm_all();
-  BOOST_REQUIRE(!temp_name.empty());
-  BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
-  std::ifstream in(dir / temp_name);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  BOOST_TEST(text == "a user's file");
-}
-
-// What remained of F1b: a file moved onto the temporary name after the check, right before
-// the rename (the "rename" failpoint runs there), was installed under the segment's name. It
-// is now seen there after the rename and put back under the name it was moved to.
-BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_right_before_the_rename_is_not_installed) {
-  failpoint::Spec move;
-  move.kind = failpoint::Kind::kCall;
-  std::string temp_name;
-  move.call = [&] {
-    for (const auto& e : d.list())
-      if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
-    std::ofstream(dir / "mine") << "a user's file";
-    BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
-  };
-  failpoint::arm("rename", move);
-  BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
-                        [](const Error& e) { return e.errnum() == EEXIST; });
-  failpoint::disarm_all();
-  BOOST_REQUIRE(!temp_name.empty());
-  BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
-  std::ifstream in(dir / temp_name);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  BOOST_TEST(text == "a user's file");
+// the segment's name (and, when the fill failed, removed). What remained of it: one moved
+// there after the check, right before the rename (the "rename" failpoint runs there), was
+// installed; it is now seen there after the rename and put back under the name it was moved to.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_or_before_the_rename_is_not_installed) {
+  for (const char* at : {"create.after_fill", "rename"}) {
+    BOOST_TEST_CONTEXT(at) {
+      failpoint::Spec move;
+      move.kind = failpoint::Kind::kCall;
+      std::string temp_name;
+      move.call = [&] {
+        for (const auto& e : d.list())
+          if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+        std::ofstream(dir / "mine") << "a user's file";
+        BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
+      };
+      failpoint::arm(at, move);
+      BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
+                            [](const Error& e) { return e.errnum() == EEXIST; });
+      failpoint::disarm_all();
+      BOOST_REQUIRE(!temp_name.empty());
+      BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
+      std::ifstream in(dir / temp_name);
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      BOOST_TEST(text == "a user's file");
+      BOOST_REQUIRE(::unlink((dir / temp_name).c_str()) == 0);
+    }
+  }
 }
 
 // Break-it round 7 F4: when a second file took the temporary name before the one that went in

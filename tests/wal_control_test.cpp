@@ -58,6 +58,20 @@ struct ControlFixture : walseg_test::FreshDirFixture {
 
 }  // namespace
 
+namespace {
+// A failpoint call that writes `text` to a file outside the WAL directory and moves it onto
+// `target`, as a user's mv would, at whatever step the failpoint marks.
+failpoint::Spec move_onto(const std::string& outside, const std::string& target, const std::string& text) {
+  failpoint::Spec move;
+  move.kind = failpoint::Kind::kCall;
+  move.call = [=] {
+    std::ofstream(outside) << text;
+    BOOST_REQUIRE(::rename(outside.c_str(), target.c_str()) == 0);
+  };
+  return move;
+}
+}  // namespace
+
 BOOST_AUTO_TEST_SUITE(format)
 
 BOOST_AUTO_TEST_CASE(control_fields_sit_at_their_documented_offsets_little_endian) {
@@ -390,13 +404,7 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_while_the_control_file_is_wri
       wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
       const std::string notes = "my precious notes\n";
       const std::vector<char> control_before = walseg_test::read_all(d + "/" + kControlFileName);
-      failpoint::Spec move;
-      move.kind = failpoint::Kind::kCall;
-      move.call = [&] {
-        std::ofstream(t / "mine") << notes;
-        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + target).c_str()) == 0);
-      };
-      failpoint::arm("fsync", move);
+      failpoint::arm("fsync", move_onto(t / "mine", d + "/" + target, notes));
       BOOST_CHECK_THROW(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error);
       failpoint::disarm_all();
       const std::vector<char> now = walseg_test::read_all(d + "/" + target);
@@ -452,13 +460,7 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_around_the_exchange_is_left_a
       const std::uint64_t system_id = read_control(d)->system_id;
       const std::string notes = "my precious notes\n";
       const std::vector<char> control_before = walseg_test::read_all(d + "/" + kControlFileName);
-      failpoint::Spec move;
-      move.kind = failpoint::Kind::kCall;
-      move.call = [&] {
-        std::ofstream(t / "mine") << notes;
-        BOOST_REQUIRE(::rename((t / "mine").c_str(), (d + "/" + c.target).c_str()) == 0);
-      };
-      failpoint::arm(c.at, move);
+      failpoint::arm(c.at, move_onto(t / "mine", d + "/" + c.target, notes));
       const Lsn target = wal->writer().flushed_lsn() + 1;
       if (c.refused)
         BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(target), Error,
