@@ -36,15 +36,13 @@ void tag_payload(std::vector<std::byte>& payload, std::uint64_t run, std::uint32
 
 }  // namespace
 
-AckLog::AckLog(const std::string& path) : file_(File::open(path, O_WRONLY | O_CREAT | O_APPEND, 0644)) {}
-
 void AckLog::line(const std::string& text) {
   // One write(2) per line: O_APPEND makes each one land whole at the end, whatever the threads.
   ssize_t r;
   do {
     r = ::write(file_.fd(), text.data(), text.size());
   } while (r < 0 && errno == EINTR);
-  if (r < 0) throw file_error(errno, "write to", file_.path());
+  if (r < 0) throw file_error(errno, "write to", file_.path());  // ENOSPC, EIO: the run's error
   if (static_cast<std::size_t>(r) != text.size())
     throw file_error(ENOSPC, "write to", file_.path(), fmt::format("; wrote {} of {} bytes", r, text.size()));
 }

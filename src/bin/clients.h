@@ -11,9 +11,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "walseg/file.h"
+#include "output_file.h"
 #include "walseg/wal_writer.h"
 
 namespace walseg::tool {
@@ -31,14 +32,14 @@ inline constexpr std::byte kPayloadFill{0x5a};
 /// Thread-safety: ack() may be called from any thread.
 class AckLog {
  public:
-  /// Opens (creating, appending to) `path`. Throws walseg::Error.
-  explicit AckLog(const std::string& path);
+  /// Appends to `file`, opened with O_APPEND (OutputFile::open, which refuses a file of a WAL).
+  explicit AckLog(OutputFile file) : file_(std::move(file)) {}
   void start(std::uint64_t run, Lsn resume_lsn, int clients);
   void ack(std::uint64_t run, int client, std::uint64_t seq, Lsn end_lsn);
 
  private:
   void line(const std::string& text);  // throws walseg::Error
-  File file_;
+  OutputFile file_;
 };
 
 struct ClientRun {

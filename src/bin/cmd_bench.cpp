@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -23,11 +23,10 @@
 #include "bench_verdict.h"
 #include "command.h"
 #include "number_options.h"
+#include "output_file.h"
 #include "settings_options.h"
-#include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
-#include "walseg/wal_control.h"
 
 namespace walseg::tool {
 namespace {
@@ -162,24 +161,27 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   return res;
 }
 
-// --json truncates its file when the run ends: never one of a WAL's (break-it round 8 F5: a
-// segment or walseg.control became JSON, every acknowledged record lost), nor any file that
-// is not a JSON document already (a previous run's, which is replaced).
-void refuse_json_over_foreign_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path p = fs::weakly_canonical(fs::absolute(path), ec);
-  if (ec) throw std::invalid_argument(fmt::format("--json \"{}\": {}", path, ec.message()));
-  if (is_walseg_file_name(p.filename().string()) || fs::exists(p.parent_path() / kControlFileName, ec))
-    throw std::invalid_argument(fmt::format("--json \"{}\" is in a WAL directory or under one of walseg's names: "
-                                            "put the JSON file elsewhere",
-                                            path));
-  std::ifstream in(p, std::ios::binary);
-  char first = 0;
-  if (in && in.get(first) && first != '{')
-    throw std::invalid_argument(fmt::format("--json \"{}\" exists and is not a JSON document, so not a file bench "
-                                            "wrote: walseg will not overwrite it; give another path",
-                                            path));
+// --json replaces its file's content when the run ends: never one of a WAL's (break-it round 8
+// F5: a segment or walseg.control became JSON, every acknowledged record lost; OutputFile
+// refuses those), nor any file but a document an earlier bench wrote (round 9 L1: any JSON
+// document was replaced, a user's included).
+constexpr off_t kMaxJsonBytes = off_t{64} << 20;
+
+std::optional<std::string> is_bench_json(int fd, off_t size) {
+  const std::string refused = "exists and is not a JSON document walseg bench wrote (one with \"tool\": \"walseg "
+                              "bench\"), so walseg will not overwrite it: give another path";
+  if (size > kMaxJsonBytes) return refused;
+  std::string text(static_cast<std::size_t>(size), '\0');
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::pread(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fmt::format("could not be read: {}", errno_text(errno));
+    if (n == 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  const nlohmann::json doc = nlohmann::json::parse(text, nullptr, false);
+  if (doc.is_object() && doc.value("tool", "") == "walseg bench") return std::nullopt;
+  return refused;
 }
 
 // Removes what bench made, unless --keep, and says what became of the scratch directory. After
@@ -233,23 +235,20 @@ nlohmann::json results_json(const BenchSettings& s, const BenchResults& res) {
   return out;
 }
 
-// --json FILE, or --json - for stdout (json_fd: stdout as it was before the tables were sent
-// to stderr, so that stdout carries the JSON document alone).
-void write_json(const std::string& path, int json_fd, const nlohmann::json& out) {
+// --json FILE (the file opened at the start), or --json - for stdout (json_fd: stdout as it was
+// before the tables were sent to stderr, so that stdout carries the JSON document alone).
+void write_json(std::optional<OutputFile>& file, int json_fd, const nlohmann::json& out) {
   const std::string text = out.dump(2) + "\n";
-  if (json_fd >= 0) {
-    for (std::size_t done = 0; done < text.size();) {
-      const ssize_t n = ::write(json_fd, text.data() + done, text.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw std::runtime_error(fmt::format("could not write the JSON to stdout: {}", errno_text(errno)));
-      done += static_cast<std::size_t>(n);
-    }
+  if (file) {
+    file->replace_content(text);
     return;
   }
-  std::ofstream f(path);
-  f << text;
-  f.flush();
-  if (!f) throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path, errno_text(errno)));
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(json_fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw std::runtime_error(fmt::format("could not write the JSON to stdout: {}", errno_text(errno)));
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 // --dir, or the nearest directory above it that exists (Scratch::create makes the rest, on
@@ -281,13 +280,11 @@ void run_bench(const BenchArgs& a) {
     if (json_fd < 0 || ::dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
       throw std::runtime_error(fmt::format("could not set up --json - (stdout): {}", errno_text(errno)));
   }
-  // A JSON file that cannot be written should not cost the whole run first.
-  if (!a.json.empty() && json_fd < 0) {
-    refuse_json_over_foreign_file(a.json);
-    std::ofstream probe(a.json, std::ios::app);
-    if (!probe)
-      throw std::runtime_error(fmt::format("could not open file \"{}\" for --json: {}", a.json, errno_text(errno)));
-  }
+  // Opened now and kept: a file that cannot be written should not cost the whole run first, and
+  // a name re-pointed meanwhile is not followed at the end (break-it round 9 F1: a symbolic link
+  // put there mid-run had a segment truncated into JSON).
+  std::optional<OutputFile> json_file;
+  if (!a.json.empty() && json_fd < 0) json_file.emplace(OutputFile::open("--json", a.json, "", 0, is_bench_json));
   // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
   const std::string parent = a.dir.empty() ? std::string(".") : a.dir;
   check_free_space(bench_space_need(s, phases), fs_info(existing_ancestor(parent)).free_bytes, parent);
@@ -318,7 +315,7 @@ void run_bench(const BenchArgs& a) {
     exit_status() = 128 + signo;  // as a shell reports a process killed by that signal
     return;
   }
-  if (!a.json.empty()) write_json(a.json, json_fd, results_json(s, res));
+  if (!a.json.empty()) write_json(json_file, json_fd, results_json(s, res));
 }
 
 RegisterCommand reg("bench", [](CLI::App& app) {

@@ -1,7 +1,9 @@
 // walseg write: K clients append records and wait for each to be flushed (group commit),
 // printing commits/s and commit latency; --ack-log records each acknowledgement (clients.h).
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -17,6 +20,7 @@
 #include "clients.h"
 #include "command.h"
 #include "number_options.h"
+#include "output_file.h"
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/dir_scan.h"
@@ -67,6 +71,18 @@ void refuse_ack_log_in_the_wal(const WriteArgs& a) {
                                             log.parent_path().string()));
 }
 
+// An existing ack log is appended to only if it is one: its first line is a start line.
+std::optional<std::string> is_ack_log(int fd, off_t) {
+  char head[6] = {};
+  ssize_t n;
+  do {
+    n = ::pread(fd, head, sizeof head, 0);
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == "start ") return std::nullopt;
+  return "exists and is not an ack log (its first line is not a start line): walseg will not append to it; "
+         "give another path";
+}
+
 void run_write(const WriteArgs& a) {
   const std::uint64_t size = parse_size_option("--record-size", a.record_size, 0, kMaxRecordPayloadBytes);
   if (size * static_cast<std::uint64_t>(a.clients) > kMaxPayloadBuffersBytes)
@@ -85,13 +101,20 @@ void run_write(const WriteArgs& a) {
                                             a.record_size, size, cfg.wal_buffers_bytes,
                                             WalWriter::max_payload_bytes(cfg)));
   refuse_ack_log_in_the_wal(a);
+  // Opened once, before the WAL, and checked as opened: a name re-pointed during the open was
+  // followed to another WAL's control file (break-it round 9 F2).
+  std::optional<OutputFile> ack_file;
+  if (!a.ack_log.empty()) ack_file.emplace(OutputFile::open("--ack-log", a.ack_log, a.dir, O_APPEND, is_ack_log));
   // SIGINT, SIGTERM, SIGHUP or a closed stdout end the run after the commits in progress, with
   // the summary and a clean end, as --seconds would (issue 17); before any thread starts.
   StopSignals stop;
   auto wal = Wal::open(a.dir, cfg);
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;
-  if (!a.ack_log.empty()) ack_log.emplace(a.ack_log);
+  if (ack_file) {
+    ack_file->refuse_in(a.dir);  // a WAL directory made or moved where the log's directory was
+    ack_log.emplace(std::move(*ack_file));
+  }
   ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds, 0, ack_log ? &*ack_log : nullptr,
                               [] { return stop_signal() != 0; });
   // A clean end, as PostgreSQL's shutdown checkpoint: from now on a record missing below

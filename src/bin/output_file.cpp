@@ -1,0 +1,106 @@
+#include "output_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "walseg/dir_scan.h"
+#include "walseg/error.h"
+#include "walseg/wal_control.h"
+
+namespace walseg::tool {
+namespace {
+
+bool same_file(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+
+int open_retrying(int dirfd, const char* name, int flags, mode_t mode) {
+  int fd;
+  do {
+    fd = ::openat(dirfd, name, flags, mode);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+}  // namespace
+
+OutputFile OutputFile::open(const std::string& option, const std::string& path, const std::string& wal_dir,
+                            int flags, const ExistingCheck& existing) {
+  namespace fs = std::filesystem;
+  auto refuse = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("{} \"{}\" {}", option, path, why));
+  };
+  const fs::path abs = fs::absolute(path).lexically_normal();
+  const std::string name = abs.filename().string();
+  if (name.empty() || name == "." || name == "..") throw refuse("names a directory, not a file");
+  if (is_walseg_file_name(name))
+    throw refuse("has one of walseg's names, which any WAL directory may use: give another name");
+  OutputFile out;
+  out.name_ = name;
+  const std::string parent = abs.parent_path().string();
+  // The directory is opened once and the file found through it: a directory renamed or a link
+  // re-pointed later cannot move the file into a WAL directory.
+  const int dfd = open_retrying(AT_FDCWD, parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (dfd < 0) {
+    if (errno == ENOENT) throw refuse(fmt::format("is in a directory that does not exist (\"{}\")", parent));
+    throw std::runtime_error(
+        fmt::format("could not open directory \"{}\" for {}: {}", parent, option, errno_text(errno)));
+  }
+  out.dir_ = OwnedFd(dfd, parent);
+  struct stat st{};
+  if (::fstatat(dfd, kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0)
+    throw refuse("is in a WAL directory (it holds walseg.control): put it elsewhere");
+  out.refuse_in(wal_dir);
+  const int fd = open_retrying(dfd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+  if (fd < 0) {
+    if (errno == ELOOP) throw refuse("is a symbolic link: give the path of the file itself");
+    throw std::runtime_error(fmt::format("could not open file \"{}\" for {}: {}", path, option, errno_text(errno)));
+  }
+  out.file_ = OwnedFd(fd, path);
+  if (::fstat(fd, &out.opened_) != 0)
+    throw std::runtime_error(fmt::format("could not stat file \"{}\": {}", path, errno_text(errno)));
+  if (!S_ISREG(out.opened_.st_mode)) throw refuse("is not a regular file");
+  if (out.opened_.st_nlink == 0) throw refuse("was removed or replaced as it was opened: try again");
+  // A second link may be a WAL's file under another name (a hard link of a segment).
+  if (out.opened_.st_nlink != 1)
+    throw refuse(fmt::format("has {} hard links: walseg writes only a file with no other name",
+                             static_cast<unsigned long long>(out.opened_.st_nlink)));
+  if (out.opened_.st_size > 0) {
+    if (auto why = existing(fd, out.opened_.st_size)) throw refuse(*why);
+  }
+  return out;
+}
+
+void OutputFile::refuse_in(const std::string& wal_dir) const {
+  struct stat here{}, wal{};
+  if (!wal_dir.empty() && ::fstat(dir_.fd(), &here) == 0 && ::stat(wal_dir.c_str(), &wal) == 0 && same_file(here, wal))
+    throw std::invalid_argument(fmt::format("\"{}\" is in the WAL directory \"{}\", where every name may be one of "
+                                            "walseg's: put it elsewhere",
+                                            file_.path().empty() ? dir_.path() + "/" + name_ : file_.path(),
+                                            wal_dir));
+}
+
+void OutputFile::replace_content(const std::string& text) {
+  struct stat now{}, named{};
+  const bool still = ::fstat(file_.fd(), &now) == 0 && now.st_nlink == 1 &&
+                     ::fstatat(dir_.fd(), name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 && same_file(now, named);
+  if (!still)
+    throw std::runtime_error(fmt::format("file \"{}\" was replaced, removed or linked elsewhere during the run: "
+                                         "nothing was written to what its name is now",
+                                         path()));
+  if (::ftruncate(file_.fd(), 0) != 0)
+    throw std::runtime_error(fmt::format("could not truncate file \"{}\": {}", path(), errno_text(errno)));
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::pwrite(file_.fd(), text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error(fmt::format("could not write file \"{}\": {}", path(), errno_text(n < 0 ? errno : ENOSPC)));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace walseg::tool
