@@ -59,6 +59,27 @@ for f in "$("$pg_config" --pkglibdir)/walseg.so" "$("$pg_config" --sharedir)/ext
 done
 echo "make USE_PGXS=1 install: walseg.so, walseg.control, walseg--1.0.sql under pg_config's directories"
 
+# ---- 2b. the CMake build directory belongs to one server, and clean removes only its own --------
+# A build configured for another pg_config was used as it was (a walseg.so for the wrong server),
+# and `make clean` removed ./cmake-build even when WALSEG_CMAKE_BUILD named another directory.
+mkdir -p "$work/other-pg" "$work/build/cmake-build"
+printf '#!/bin/sh\nexec %q "$@"\n' "$(command -v "$pg_config")" > "$work/other-pg/pg_config"
+chmod +x "$work/other-pg/pg_config"
+touch "$work/build/cmake-build/mine"
+if (cd "$work/build" && make -f "$makefile" USE_PGXS=1 PG_CONFIG="$work/other-pg/pg_config" \
+      WALSEG_CMAKE_BUILD="$build_dir") > "$work/other.log" 2>&1; then
+  fail "a build configured for another pg_config was used"
+fi
+grep -q "is configured for pg_config" "$work/other.log" || { cat "$work/other.log"; fail "no word of the other pg_config"; }
+(cd "$work/build" && make -f "$makefile" USE_PGXS=1 PG_CONFIG="$pg_config" WALSEG_CMAKE_BUILD="$build_dir" clean) \
+  >> "$work/make.log" 2>&1 || fail "make clean"
+[ -f "$work/build/cmake-build/mine" ] || fail "make clean with WALSEG_CMAKE_BUILD removed ./cmake-build"
+[ -f "$build_dir/CMakeCache.txt" ] || fail "make clean removed WALSEG_CMAKE_BUILD"
+clean_plan="$(cd "$work/build" && make -n -f "$makefile" USE_PGXS=1 PG_CONFIG="$pg_config" clean)"
+[[ "$clean_plan" == *"cmake-build"* ]] || fail "make clean would not remove its own ./cmake-build"
+rm -rf "$work/build/cmake-build"
+echo "make USE_PGXS=1: a build for another pg_config refused; clean removes only its own cmake-build"
+
 # ---- 3. make USE_PGXS=1 installcheck against a running server ----------------------------------
 (cd "$work/build" && make -f "$makefile" USE_PGXS=1 PG_CONFIG="$pg_config" walseg_installcheck.conf) \
   >> "$work/make.log" 2>&1 || fail "make walseg_installcheck.conf"
