@@ -73,10 +73,11 @@ BOOST_AUTO_TEST_CASE(bad_c_option_stops_any_command_with_the_reason) {
   BOOST_TEST(contains(r.err, "walseg: invalid value for parameter \"walseg.segment_size\": \"16M\""), r.err);
 }
 
-BOOST_AUTO_TEST_CASE(show_of_an_unknown_setting_exits_1) {
+// A name not accepted is a usage error, as README's exit status table says (it exited 1).
+BOOST_AUTO_TEST_CASE(show_of_an_unknown_setting_is_a_usage_error) {
   auto r = run("show walseg.nope");
-  BOOST_TEST(r.status == 1);
-  BOOST_TEST(r.err == "walseg: unrecognized configuration parameter \"walseg.nope\"\n");
+  BOOST_TEST(r.status == 2);
+  BOOST_TEST(r.err == "walseg: unrecognized configuration parameter \"walseg.nope\" (walseg show all lists them)\n");
 }
 
 // A new user's trial: `-c segment_size=1MB` said only "unrecognized configuration parameter".

@@ -139,6 +139,11 @@ BOOST_AUTO_TEST_CASE(SegmentSize2048_IsBytesAsAnOptionAndKilobytesAsASetting) {
   BOOST_TEST(contains(r.err, "invalid value for --segment-size: \"2048\" is 2048 bytes"), r.err);
   BOOST_TEST(contains(r.err, "unlike walseg.segment_size, reads a number without a unit as bytes"), r.err);
   BOOST_TEST(entries(dir + "/option").empty());
+  // With a unit the unit rule is beside the point (the new-user trial: it was said anyway).
+  r = run("create --dir '" + dir + "/option' --method zero_write --segment-size 3MB");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "a power of two from 1MB to 1GB"), r.err);
+  BOOST_TEST(!contains(r.err, "without a unit"), r.err);
   // Every spelling of 2 MB the settings accept gives the same segment through the option.
   for (const std::string size : {"2097152", "2MB", "2048kB", "0x200000", "'2 MB'", "0.001953125GB"}) {
     BOOST_TEST_CONTEXT(size) {
@@ -167,6 +172,11 @@ BOOST_AUTO_TEST_CASE(SizeOptions_TakeTheSettingsUnitsAndRefuseWhatTheyRefuse) {
            {bench + "--write-size 010", "write 10 for decimal or 0x10 for hexadecimal"},
            {"write --dir '" + dir + "/w' --record-size 99999999999TB", "Value exceeds integer range."},
            {"ls --dir '" + dir + "' --segment-size 16384", "\"16384\" is 16384 bytes"},
+           // Taken as a setting's value is (1.5 rounded to 2 bytes, " 5", 1e3 as 1000): slips.
+           {"write --dir '" + dir + "/w' --records 1 --record-size 1.5" + std::string(" -c walseg.segment_size=1MB"), "give a whole number of bytes"},
+           {"write --dir '" + dir + "/w' --records 1 --record-size ' 5'" + std::string(" -c walseg.segment_size=1MB"), "give a whole number of bytes"},
+           {"write --dir '" + dir + "/w' --records 1 --record-size 1e3" + std::string(" -c walseg.segment_size=1MB"), "give a whole number of bytes"},
+           {"write --dir '" + dir + "/w' --records 1 --record-size 8.5B" + std::string(" -c walseg.segment_size=1MB"), "give a whole number of bytes"},
        }) {
     BOOST_TEST_CONTEXT(c.args) {
       r = run(c.args);
@@ -243,6 +253,21 @@ BOOST_AUTO_TEST_CASE(UsageErrorsExit2HelpExits0RuntimeErrorsExit1) {
   auto runtime = run("ls --dir '" + dir + "/missing'");
   BOOST_TEST(runtime.status == 1, runtime.err);
   BOOST_TEST(contains(runtime.err, "No such file or directory"), runtime.err);
+}
+
+// The new-user trial: `bench --json --keep` wrote the JSON to a file named "--keep" and kept
+// nothing; an option's value that is another option is now a usage error.
+BOOST_AUTO_TEST_CASE(AValueThatIsAnotherOption_IsAUsageErrorNotAName) {
+  for (const std::string& args : std::vector<std::string>{"bench --dir '" + dir + "' --json --keep --phases create --segments 1",
+                                  "write --dir --records 1", "write --dir '" + dir + "/w' --ack-log -x"}) {
+    BOOST_TEST_CONTEXT(args) {
+      auto r = run(args);
+      BOOST_TEST(r.status == 2, r.err);
+      BOOST_TEST(contains(r.err, "is an option, not a value"), r.err);
+    }
+  }
+  const std::vector<std::string> only_the_runs_output = {"err", "out"};
+  BOOST_TEST(entries(dir) == only_the_runs_output, "nothing made: no file \"--keep\", no directory");
 }
 
 // Issue 17: `--version` answered "A subcommand is required" (exit 2); `--full` with

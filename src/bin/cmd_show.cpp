@@ -3,6 +3,7 @@
 // source, file:line for file values, context, description).
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -58,9 +59,10 @@ void run(const ShowOptions& opts) {
   } else if (auto row = registry.show(opts.name)) {
     rows.push_back(std::move(*row));
   } else {
-    std::fprintf(stderr, "walseg: unrecognized configuration parameter \"%s\"\n", opts.name.c_str());
-    exit_status() = 1;
-    return;
+    // A name not accepted is a usage error (README: exit status), as in check-config.
+    throw std::invalid_argument(fmt::format("unrecognized configuration parameter \"{}\" (walseg show all lists "
+                                            "them)",
+                                            opts.name));
   }
   if (opts.value_only) {
     for (const auto& r : rows) fmt::print("{}\n", r.value);

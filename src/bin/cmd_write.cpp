@@ -126,7 +126,9 @@ void run_write(const WriteArgs& a) {
   std::string summary = fmt::format("{} commits of {} bytes by {} client{} in {:.2f} s: {:.0f} commits/s\n", s.n,
                                     size, a.clients, a.clients == 1 ? "" : "s", elapsed,
                                     static_cast<double>(s.n) / elapsed);
-  summary += fmt::format("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
+  // No commit, no latency: zeros would read as measured.
+  summary += s.n == 0 ? std::string("commit latency us: none (no commit)\n")
+                      : fmt::format("commit latency us: p50 {:.0f}, p99 {:.0f}, max {:.0f}\n", s.median, s.p99, s.max);
   summary += fmt::format("io_method {}, sync_method {}: {} syncs for {} commits ({} flushes covered by another's "
                          "sync, {} syncs waited up to walseg.commit_delay {} us for their group), {} segment "
                          "switches, {} short writes completed\n",

@@ -1,5 +1,6 @@
 // walseg: the command-line tool. Subcommands live one per file (cmd_*.cpp).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -35,10 +36,23 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"walseg: write-ahead-log segment manager and allocation-method benchmark"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string("walseg ") + WALSEG_VERSION);
+  app.set_version_flag("-V,--version", std::string("walseg ") + WALSEG_VERSION);  // -V as PostgreSQL's tools
   auto& list = commands();
   std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
   for (auto& c : list) c.setup(app);
+  // CLI11 takes the word after an option as its value even when it is another option:
+  // `bench --json --keep` wrote a file named "--keep" and kept nothing. A value that looks
+  // like an option (-x, --x; not "-" alone or a negative number) is a usage error instead.
+  const CLI::Validator not_an_option(
+      [](std::string& v) -> std::string {
+        if (v.size() >= 2 && v[0] == '-' && (v[1] == '-' || std::isalpha(static_cast<unsigned char>(v[1]))))
+          return "\"" + v + "\" is an option, not a value: give this option its value first";
+        return {};
+      },
+      "");
+  for (CLI::App* sub : app.get_subcommands({}))
+    for (CLI::Option* o : sub->get_options())
+      if (o->get_items_expected_max() > 0 && !o->get_positional()) o->check(not_an_option);
   // CLI11 would take an unknown word for a missing subcommand ("A subcommand is required").
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(list.begin(), list.end(), [&](const Command& c) { return c.name == argv[1]; })) {

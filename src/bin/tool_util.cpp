@@ -2,9 +2,12 @@
 #include "tool_util.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -42,6 +45,15 @@ std::uint64_t parse_size_option(const std::string& option, const std::string& te
                                             p.hint.empty() ? "" : ". ", p.hint));
   if (*p.value < 0)
     throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\": a size is not negative", option, text));
+  // The settings parser also takes " 5", "1e3" and "1.5" (rounded to 2 bytes), as PostgreSQL's
+  // parse_int does; an option is typed by hand, so those are more likely slips than meant
+  // ("2 MB", a space before the unit, is as postgresql.conf writes it).
+  static const std::regex kPlain(R"((0x[0-9A-Fa-f]+|[0-9]+( ?B)?|[0-9]+(\.[0-9]+)? ?(kB|MB|GB|TB)))");
+  if (!std::regex_match(text, kPlain))
+    throw std::invalid_argument(fmt::format(
+        "invalid value for {}: \"{}\": give a whole number of bytes (decimal, or hexadecimal with 0x) or a number "
+        "with a unit, a fraction only with kB and larger (e.g. 1536, 1.5kB or 2 MB), without spaces around it",
+        option, text));
   const auto bytes = static_cast<std::uint64_t>(*p.value);
   if (bytes < min_bytes || bytes > max_bytes)
     throw std::invalid_argument(fmt::format("invalid value for {}: \"{}\" is {} bytes, out of range: valid sizes are "
@@ -52,11 +64,16 @@ std::uint64_t parse_size_option(const std::string& option, const std::string& te
 
 std::uint64_t parse_segment_size_option(const std::string& option, const std::string& text) {
   const std::uint64_t bytes = parse_size_option(option, text);
-  if (!is_valid_segment_size(bytes))
+  if (!is_valid_segment_size(bytes)) {
+    // The unit rule explains only a number given without a unit ("2048" is not 2048 kB here).
+    const bool unitless = !text.empty() && std::isxdigit(static_cast<unsigned char>(text.back())) &&
+                          text.back() != 'B';
     throw std::invalid_argument(fmt::format(
-        "invalid value for {}: \"{}\" is {} bytes, and a segment size is a power of two from 1MB to "
-        "1GB ({}, unlike walseg.segment_size, reads a number without a unit as bytes)",
-        option, text, bytes, option));
+        "invalid value for {}: \"{}\" is {} bytes, and a segment size is a power of two from 1MB to 1GB{}", option,
+        text, bytes,
+        unitless ? fmt::format(" ({}, unlike walseg.segment_size, reads a number without a unit as bytes)", option)
+                 : ""));
+  }
   return bytes;
 }
 

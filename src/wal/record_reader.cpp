@@ -121,8 +121,7 @@ bool RecordReader::read(Lsn pos, std::optional<Lsn> expected_prev, DecodedRecord
     pos += ph.size_bytes();
   } else if (pos % blk < ph.size_bytes()) {
     return fail(f, pos, page,
-                fmt::format("invalid record offset at {}: expected at least {}, got {}",
-                            format_lsn(pos), ph.size_bytes(), pos % blk));
+                fmt::format("invalid record offset at {}", format_lsn(pos)));  // PostgreSQL 15's words
   }
   f->record_lsn = pos;
   // xl_tot_len is always on this page: records start 8-aligned, at least 8 bytes before its end.
@@ -130,7 +129,7 @@ bool RecordReader::read(Lsn pos, std::optional<Lsn> expected_prev, DecodedRecord
   const std::uint32_t total = load_le32(p);
   if (total < kRecordHeaderBytes)
     return fail(f, pos, page,
-                fmt::format("invalid record length at {}: expected at least {}, got {}",
+                fmt::format("invalid record length at {}: wanted {}, got {}",  // as PostgreSQL 15's xlogreader
                             format_lsn(pos), kRecordHeaderBytes, total));
   if (total > kMaxRecordTotalBytes)
     return fail(f, pos, page,
