@@ -88,4 +88,28 @@ BOOST_AUTO_TEST_CASE(a_setting_without_its_prefix_is_refused_with_the_name_meant
   BOOST_TEST(contains(r.err, "did you mean \"walseg.segment_size\"?"), r.err);
 }
 
+// The new-user trial: a WAL made with -c walseg.segment_size=1MB (or in append mode) refused
+// every later write and create until the setting was given again, though its walseg.control
+// says what it is, as pg_control gives wal_segment_size. Now those are the defaults; a
+// setting given explicitly still wins, and one that contradicts the WAL is refused.
+BOOST_AUTO_TEST_CASE(a_wals_control_file_gives_the_defaults_of_what_it_fixed) {
+  const std::string small = dir + "/small", append = dir + "/append";
+  BOOST_REQUIRE(run("write --dir '" + small + "' --records 5 -c walseg.segment_size=1MB").status == 0);
+  auto r = run("write --dir '" + small + "' --records 5");
+  BOOST_TEST(r.status == 0, r.err);
+  r = run("create --dir '" + small + "' --method zero_write --start 5");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(fs::file_size(small + "/000000010000000000000005") == 1u << 20);
+  r = run("recover --dir '" + small + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "records: 10"), r.out);
+  r = run("write --dir '" + small + "' --records 5 -c walseg.segment_size=16MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "its WAL has 1MB segments (walseg.control), but walseg.segment_size is 16MB"), r.err);
+  BOOST_REQUIRE(run("write --dir '" + append + "' --records 5 -c walseg.init_method=none").status == 0);
+  r = run("write --dir '" + append + "' --records 5");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(fs::file_size(append + "/000000010000000000000001") < 16u << 20);  // still appended to
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -58,8 +58,8 @@ BOOST_AUTO_TEST_CASE(Bug2_CreateUnderAnotherSegmentSize_RefusesAndMovesNothingAs
   const std::string wal = dir + "/wal";
   BOOST_REQUIRE(run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB).status == 0);
   const auto before = sizes(wal);
-  // No --segment-size: walseg.segment_size's default, 16MB, is not the WAL's.
-  auto r = run("create --dir '" + wal + "' --method zero_write --count 1 --start 100");
+  // A segment size that is not the WAL's (without one, the WAL's own is the default).
+  auto r = run("create --dir '" + wal + "' --method zero_write --count 1 --start 100 -c walseg.segment_size=16MB");
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "its WAL has 1MB segments"), r.err);
   BOOST_TEST(contains(r.err, "set walseg.segment_size = 1MB"), r.err);
@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(Bug2_AppendModeWal_UnderAFullSizeMethod_IsRefusedNotMovedAs
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "holds WAL written in append mode"), r.err);
   BOOST_TEST(contains(r.err, "walseg.init_method = none"), r.err);
-  auto w = run("write --dir '" + wal + "' --records 5 --record-size 1000" + k1MB);  // zero_write
+  auto w = run("write --dir '" + wal + "' --records 5 --record-size 1000 -c walseg.init_method=zero_write" + k1MB);
   BOOST_TEST(w.status != 0);
   BOOST_TEST(contains(w.err, "append mode"), w.err);
   auto after = sizes(wal);
@@ -281,10 +281,12 @@ BOOST_AUTO_TEST_CASE(BreakIt_F8_AnAppendModeSegmentNeverWrittenDoesNotLockAFullS
   const std::string wal = dir + "/wal";
   BOOST_REQUIRE(run("create --dir '" + wal + "' --method none --count 1 --start 3" + k1MB).status == 0);
   BOOST_REQUIRE(fs::file_size(wal + "/000000010000000000000003") < 1024 * 1024);
-  auto w = run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB);
+  // A full-size method given explicitly (the WAL's control would make none the default).
+  const std::string zero = " -c walseg.init_method=zero_write";
+  auto w = run("write --dir '" + wal + "' --records 10 --record-size 100" + zero + k1MB);
   BOOST_TEST(w.status == 0, w.err);
   BOOST_TEST(contains(w.err, "removed \"" + wal + "/000000010000000000000003\""), w.err);
-  BOOST_TEST(run("write --dir '" + wal + "' --records 10 --record-size 100" + k1MB).status == 0);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 10 --record-size 100" + zero + k1MB).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 20);
   BOOST_TEST(!contains(run("ls --dir '" + wal + "'").out, "append mode"));
 }

@@ -90,7 +90,7 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 }
 
 void run_create(const CreateArgs& a) {
-  Config cfg = load_config(a.settings);
+  Config cfg = load_config(a.settings, a.dir);
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);

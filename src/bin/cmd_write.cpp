@@ -91,7 +91,7 @@ void run_write(const WriteArgs& a) {
                                             "smaller records",
                                             a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
                                             format_size(kMaxPayloadBuffersBytes)));
-  Config cfg = load_config(a.settings);
+  Config cfg = load_config(a.settings, a.dir);
   // Before the open, which takes a writer epoch and may make the directory: a refused run
   // changes nothing.
   if (size > WalWriter::max_payload_bytes(cfg))

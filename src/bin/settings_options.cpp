@@ -1,11 +1,15 @@
 // --config / -c for every subcommand (settings_options.h).
 #include "settings_options.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <optional>
 
 #include "walseg/guc_definitions.h"
+#include "walseg/error.h"
 #include "walseg/guc_file.h"
+#include "walseg/wal_control.h"
 
 namespace walseg::tool {
 
@@ -22,8 +26,36 @@ guc::LoadReport apply_settings(const SettingsOptions& opts, guc::Registry& regis
   return guc::load_at_start(registry, files ? &*files : nullptr, opts.overrides);
 }
 
-guc::Registry load_registry(const SettingsOptions& opts) {
+namespace {
+
+// A WAL's segment size, page size and append mode are fixed when it is made and kept in its
+// walseg.control, as PostgreSQL keeps wal_segment_size in pg_control: they become the defaults,
+// so a WAL made with -c walseg.segment_size=1MB is written again without it (the new-user
+// trial: every later run refused until the setting was given again). A setting given by the
+// user still wins, and one that contradicts the WAL is refused by the open.
+void defaults_from_control(guc::Registry& registry, const std::string& wal_dir) {
+  // Only a directory with a control file is read: the failpoints count the opens of the
+  // WAL's own open from the first one on (tests/lazyfs/storage_faults_test.sh's open=crash@1).
+  struct stat st{};
+  if (::stat((wal_dir + "/" + kControlFileName).c_str(), &st) != 0) return;
+  std::optional<WalControl> c;
+  try {
+    c = read_control(wal_dir);
+  } catch (const Error&) {
+    return;  // missing directory, unreadable or damaged control file: the open says so
+  }
+  if (!c) return;
+  registry.set_default("walseg.segment_size", std::to_string(c->segment_size_bytes >> 10) + "kB");
+  registry.set_default("walseg.block_size", std::to_string(c->block_size_bytes));
+  if (c->append_mode && !append_mode(static_cast<InitMethod>(registry.get_enum("walseg.init_method"))))
+    registry.set_default("walseg.init_method", to_string(InitMethod::kNone));
+}
+
+}  // namespace
+
+guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_dir) {
   guc::Registry registry = guc::make_walseg_registry();
+  if (!wal_dir.empty()) defaults_from_control(registry, wal_dir);
   guc::LoadReport report = apply_settings(opts, registry);
   for (const auto& w : report.warnings) std::fprintf(stderr, "WARNING:  %s\n", w.c_str());
   if (!report.ok()) {
@@ -35,6 +67,8 @@ guc::Registry load_registry(const SettingsOptions& opts) {
   return registry;
 }
 
-Config load_config(const SettingsOptions& opts) { return guc::make_config(load_registry(opts)); }
+Config load_config(const SettingsOptions& opts, const std::string& wal_dir) {
+  return guc::make_config(load_registry(opts, wal_dir));
+}
 
 }  // namespace walseg::tool

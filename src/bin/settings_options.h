@@ -31,9 +31,13 @@ guc::LoadReport apply_settings(const SettingsOptions& opts, guc::Registry& regis
 
 /// The walseg registry after apply_settings. Throws guc::ConfigException (a
 /// std::runtime_error) whose what() lists every error found, one per line.
-guc::Registry load_registry(const SettingsOptions& opts);
+/// wal_dir: a WAL directory whose walseg.control, if it has a readable one, gives the defaults
+/// of what a WAL fixes when it is made (walseg.segment_size, walseg.block_size, and
+/// walseg.init_method = none for an append-mode WAL), as pg_control gives wal_segment_size;
+/// "" for none.
+guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_dir = "");
 
-/// make_config(load_registry(opts)); throws as load_registry.
-Config load_config(const SettingsOptions& opts);
+/// make_config(load_registry(opts, wal_dir)); throws as load_registry.
+Config load_config(const SettingsOptions& opts, const std::string& wal_dir = "");
 
 }  // namespace walseg::tool
