@@ -138,6 +138,17 @@ std::map<std::string, nlohmann::json> json_rows(const nlohmann::json& doc, const
 
 }  // namespace
 
+// The new-user trial: `--methods sparse` alone printed "both: walseg.init_method = sparse" and
+// "What to set" as if sparse had won against the others, though it was compared with nothing.
+BOOST_AUTO_TEST_CASE(Verdict_OfOneMethodSaysItComparedNothing) {
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods sparse --segment-size 1MB --segments 2"
+               " --write-bytes 64kB --json '" + dir + "/one.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "only sparse was measured (--methods)"), r.out);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/one.json"));
+  BOOST_TEST(doc["verdict"].value("single_candidate", false));
+}
+
 BOOST_AUTO_TEST_CASE(Verdict_StatesTheRuleWithTheNumbersOfTheRowsItPrints) {
   // The verdict chose "fastest commits" by the median and "both" by a p10 no table printed, and
   // its "157 us" was the chosen method's p10, not the threshold; the creation bound's

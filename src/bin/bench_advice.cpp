@@ -109,7 +109,8 @@ nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::
   const Setting rec = recycle(fs, rows, v);
   nlohmann::json out;
   std::set<std::string> said;
-  fmt::print("\nWhat to set on this filesystem (from the rows above):\n");
+  fmt::print("\nWhat to set on this filesystem (from the rows above{}):\n",
+             fs.type == FsType::kTmpfs ? "; on tmpfs, for a WAL kept in memory only: see the note at the top" : "");
   line("PostgreSQL without the extension:", "wal_init_zero", wal_init_zero(fs, rows), out["postgresql"], said);
   line("", "wal_recycle", rec, out["postgresql"], said);
   line("PostgreSQL with the extension:", "walseg.init_method", extension_method(s, fs, rows, both),

@@ -1,8 +1,9 @@
 // walseg bench's verdict (bench_verdict.h): the auto rule's working on this run's rows.
 #include "bench_verdict.h"
 
-#include <fmt/format.h>
+#include <algorithm>
 
+#include <fmt/format.h>
 
 namespace walseg::tool {
 namespace {
@@ -33,11 +34,15 @@ std::vector<Candidate> candidates(const BenchSettings& s, const std::vector<Row>
   return out;
 }
 
+// A figure the rule compared: to 0.1 us below 100 us, where the tables' whole microseconds
+// cannot show why 1.4 is outside a threshold of 1.2 (tmpfs, the new-user trial).
+std::string fig(double us) { return us > 0 && us < 100 ? fmt::format("{:.1f}", us) : cell(us); }
+
 // "a 157, b 170": each listed candidate with the figure the step compared.
 std::string listing(const std::vector<Candidate>& cs, const std::vector<std::size_t>& idx, bool create) {
   std::vector<std::string> parts;
   for (std::size_t i : idx)
-    parts.push_back(fmt::format("{} {}", cs[i].label(), cell(create ? cs[i].probe.create_us : cs[i].probe.commit_p10_us)));
+    parts.push_back(fmt::format("{} {}", cs[i].label(), fig(create ? cs[i].probe.create_us : cs[i].probe.commit_p10_us)));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -73,8 +78,10 @@ void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, bool 
   const Candidate& cheap = cs[w.cheapest];
   const double c = cheap.probe.create_us;
   fmt::print("  commits: p10 within {:.0f}% of the best, {}'s {} us: threshold {:g} x {} = {} us; within it: {}\n",
-             kCommitTolerance * 100, best.label(), cell(best.probe.commit_p10_us), 1 + kCommitTolerance,
-             cell(best.probe.commit_p10_us), cell(w.threshold_us), listing(cs, w.fast, false));
+             kCommitTolerance * 100, best.label(), fig(best.probe.commit_p10_us), 1 + kCommitTolerance,
+             fig(best.probe.commit_p10_us), fig(w.threshold_us), listing(cs, w.fast, false));
+  if (std::any_of(cs.begin(), cs.end(), [](const Candidate& k) { return k.probe.commit_p10_us < 100; }))
+    fmt::print("  (figures below 100 us to 0.1 us here; the tables round them to whole microseconds)\n");
   fmt::print("  creation: median within {:.0f} ms or {:g}x of the cheapest of those, {}'s {} us: bound "
              "max({} + {:.0f}, {:g} x {}) = {} us; within it: {}\n",
              kCreateSlackUs / 1000, kCreateSlackRatio, cheap.label(), cell(c), cell(c), kCreateSlackUs,
@@ -141,6 +148,13 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
   print_working(cs, w, fs.copy_on_write, v);
   const std::string both(to_string(results[w.chosen].method));
   fmt::print("  both: walseg.init_method = {}\n", both);
+  // One candidate passes every step by itself: the line names it, but compared it with nothing.
+  if (cs.size() == 1) {
+    fmt::print("  (only {} was measured (--methods): it is named because nothing else was; run with more "
+               "methods, or without --methods, for a verdict that compares)\n",
+               cs[0].label());
+    v["single_candidate"] = true;
+  }
   v["both"] = both;
   v["both_row"] = cs[w.chosen].name;
   return v;
