@@ -296,4 +296,21 @@ BOOST_AUTO_TEST_CASE(a_lock_file_removed_before_the_flock_is_locked_again_under_
   ::close(other);
 }
 
+// Break-it round 10 F3: a refused open removed whatever was under walseg.lock by name, and a
+// refusal can come after a long recovery, in which a user's file may be moved onto the name.
+BOOST_AUTO_TEST_CASE(a_refused_open_removes_only_the_lock_file_it_made) {
+  const std::string mine = dir.path() + "/../mylock." + std::to_string(::getpid());
+  std::ofstream(mine) << "mine\n";
+  SegmentManager::Options o = quiet_options();
+  o.before_changes = [&](SegmentManager&) {
+    BOOST_REQUIRE(::rename(mine.c_str(), (dir.path() + "/walseg.lock").c_str()) == 0);
+    throw Error(EINVAL, "test", dir.path(), "refused after the lock file was made");
+  };
+  BOOST_CHECK_THROW(SegmentManager(dir.path(), o), Error);
+  std::ifstream in(dir.path() + "/walseg.lock");
+  std::string text;
+  std::getline(in, text);
+  BOOST_TEST(text == "mine");  // the user's file, left where it was moved
+}
+
 BOOST_AUTO_TEST_SUITE_END()

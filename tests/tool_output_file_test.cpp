@@ -135,4 +135,34 @@ BOOST_AUTO_TEST_CASE(BenchJsonReplacesOnlyADocumentBenchWrote) {
   BOOST_TEST(contains(slurp(dir + "/ours.json"), "\"tool\": \"walseg bench\""));
 }
 
+// Break-it round 10 F4: text written into the --json file during the run (an empty file when
+// bench opened it) was truncated away by the JSON at the end.
+BOOST_AUTO_TEST_CASE(BenchJsonWrittenToDuringTheRunIsNotOverwritten) {
+  const std::string json = dir + "/notes.json";
+  std::ofstream(json).close();
+  ToolProcess p({"bench", "--dir", dir, "--json", json, "--phases", "create", "--methods", "zero_write",
+                 "--segments", "6", "--segment-size", "16MB"},
+                dir + "/out", dir + "/err");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(dir + "/out").empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  std::ofstream(json, std::ios::app) << "my important notes\n";
+  const int raw = p.wait(120);
+  BOOST_TEST((raw >= 0 && WIFEXITED(raw) && WEXITSTATUS(raw) == 1), slurp(dir + "/err"));
+  BOOST_TEST(contains(slurp(dir + "/err"), "was written to during the run"), slurp(dir + "/err"));
+  BOOST_TEST(slurp(json) == "my important notes\n");
+}
+
+// Break-it round 10 F8: "L/../a.log" with L a link was taken lexically as "./a.log", another
+// file than the one the shell (and the kernel) name.
+BOOST_AUTO_TEST_CASE(DotDotAfterALinkIsResolvedAsTheKernelDoes) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(dir + "/deep/sub");
+  BOOST_REQUIRE(::symlink((dir + "/deep/sub").c_str(), (dir + "/L").c_str()) == 0);
+  auto r = run("write --dir '" + wal + "' --records 2 --ack-log '" + dir + "/L/../a.log'" + k1MB);
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(fs::exists(dir + "/deep/a.log"));
+  BOOST_TEST(!fs::exists(dir + "/a.log"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 // the create and write phases for walseg_bench(), both in scratch directories that are
 // removed whatever happens. No PostgreSQL header here; entry points are noexcept.
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -30,10 +31,11 @@ using walseg::bridge::set_bench_stats;
 // (the errnos of DESIGN.md invariant 2), -1 with a note for anything else.
 int test_fallocate(walseg::Directory& dir, char* note, std::size_t len) {
   const std::string name = "fallocate_test";
-  walseg::File f = walseg::File::open(dir.path_of(name), O_RDWR | O_CREAT | O_EXCL, 0600);
+  walseg::File f = walseg::File::open_at(dir, name, O_RDWR | O_CREAT | O_EXCL, 0600);
+  const struct stat st = f.stat();
   int e = f.try_fallocate(0, 0, 64 * 1024);
   f.close();
-  dir.unlink(name, true);
+  if (dir.names_file(name, st)) dir.unlink(name, true);  // only the file made here
   if (e == 0) return 1;
   if (e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) return 0;
   copy_text(note, len, fmt::format("fallocate test failed: {}", walseg::errno_text(e)));
@@ -83,6 +85,7 @@ void run_create(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* ro
 // per segment in turn (measure_loop.h).
 void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* rows) {
   std::vector<walseg::MeasureSeries> series;
+  std::vector<struct stat> opened(in.methods.size());
   for (std::size_t m = 0; m < in.methods.size(); ++m) {
     std::string name = walseg::segment_file_name(2, m + 1, in.segment_size);
     series.push_back(walseg::MeasureSeries{
@@ -91,7 +94,10 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
               walseg::CreateReport r =
                   walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
               rows[m].method_used = static_cast<int>(r.alloc.used);
-              return walseg::File::open(dir.path_of(name), O_RDWR);
+              // Through the scratch directory, never through a link (break-it round 10 F2c).
+              walseg::File f = walseg::File::open_at(dir, name, O_RDWR | O_NOFOLLOW);
+              opened[m] = f.stat();
+              return f;
             },
         .release =
             [&, m, name](int, walseg::File& f) {
@@ -99,7 +105,8 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
                 rows[m].allocated_bytes = static_cast<std::uint64_t>(f.stat().st_blocks) * 512;
                 f.close();
               }
-              dir.unlink(name, true);
+              // Only the segment measured: a file moved onto the name meanwhile is someone's.
+              if (dir.names_file(name, opened[m])) dir.unlink(name, true);
             }});
   }
   auto samples = walseg::measure_create_commit(

@@ -93,7 +93,8 @@ inline constexpr std::string_view kScratchOwnerFileName = "walseg_scratch.owner"
 
 /// Removes walseg's own files from the real directory `name` in `parent` (never following a
 /// link), then the directory if that emptied it. Returns whether it was removed; errors are
-/// swallowed (false).
-bool remove_own_dir_quietly(const Directory& parent, const std::string& name) noexcept;
+/// swallowed (false). only_made: only files this process made (made_files), for its own
+/// scratch directory; a dead process's leftover is emptied by the name rule alone.
+bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made = false) noexcept;
 
 }  // namespace walseg::bridge

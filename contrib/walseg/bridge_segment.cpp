@@ -26,6 +26,7 @@
 #include "walseg/auto_method.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
+#include "walseg/made_files.h"
 #include "walseg/fill_pacer.h"
 #include "walseg/preallocator.h"
 #include "walseg/file.h"
@@ -92,12 +93,20 @@ bool made_by_walseg(Directory& d) {
 
 }  // namespace
 
-bool remove_own_dir_quietly(const Directory& parent, const std::string& name) noexcept {
+bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made) noexcept {
   try {
     Directory d = Directory::open_child(parent, name);  // never through a link
     if (!made_by_walseg(d)) return false;
-    for (const auto& e : d.list())
-      if (e.is_regular && is_walseg_file_name(e.name)) d.unlink(e.name, true);
+    for (const auto& e : d.list()) {
+      if (!e.is_regular || !is_walseg_file_name(e.name)) continue;
+      struct stat st{};
+      // This backend's own scratch: only the files it made (a file moved in under a segment's
+      // name during walseg_bench() is someone's: break-it round 10 F2c).
+      if (only_made && (::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+                        !made_files::made(d.fd(), e.name, st)))
+        continue;
+      d.unlink(e.name, true);
+    }
     d.unlink(std::string(kScratchOwnerFileName), true);
     return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR) == 0;
   } catch (...) {
@@ -107,6 +116,7 @@ bool remove_own_dir_quietly(const Directory& parent, const std::string& name) no
 
 ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
     : parent_(Directory::open(parent)) {
+  made_files::start();  // what this backend makes in it is what its removal may take
   // mkdtemp: a name nobody has, so nothing of anyone else's is ever in it; the pid in front
   // lets walseg_remove_stale_scratch tell a dead process's leftover from a live one's.
   std::string path = fmt::format("{}/{}{}.{}.XXXXXX", parent, kScratchPrefix, ::getpid(), tag.empty() ? "x" : tag);
@@ -126,7 +136,7 @@ ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
 
 ScratchDir::~ScratchDir() {
   dir_ = Directory();
-  remove_own_dir_quietly(parent_, name_);
+  remove_own_dir_quietly(parent_, name_, true);
 }
 
 }  // namespace walseg::bridge

@@ -127,6 +127,10 @@ class SegmentManager {
   /// them named in one message); what before_changes throws; the scan's or the control
   /// file's I/O errors. A refused open removes the lock file if it made it.
   SegmentManager(const std::string& dir, Options opts);
+  /// The same, in a directory already open: the manager works in that very directory whatever
+  /// its path names meanwhile (a caller that made and checked it, as bench's scratch does,
+  /// must not have the path re-resolved into a directory someone swapped in).
+  SegmentManager(Directory dir, Options opts);
   /// Stops the preallocator (cancelling a fill in progress, whose temp file is removed).
   ~SegmentManager();
   SegmentManager(const SegmentManager&) = delete;

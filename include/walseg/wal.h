@@ -59,6 +59,10 @@ class Wal {
   /// does after a crash).
   static std::unique_ptr<Wal> open(const std::string& dir, const Config& config,
                                    std::optional<TimeLineId> timeline = std::nullopt);
+  /// The same in a directory already open (SegmentManager's Directory constructor): never
+  /// re-resolved by path. Throws as above.
+  static std::unique_ptr<Wal> open(Directory dir, const Config& config,
+                                   std::optional<TimeLineId> timeline = std::nullopt);
 
   /// Records that everything flushed so far is durable (SegmentManager::mark_durable with the
   /// writer's flushed_lsn()), as a checkpoint or clean shutdown does; truncate_before does it

@@ -80,7 +80,7 @@ void create_one(const BenchSettings& s, Series& se, SegNo i, SegNo n, double* ow
 Directory phase_dir(Scratch& scratch, const std::string& phase, const std::string& method) {
   const std::string rel = phase + "/" + method;
   scratch.remove(rel);  // a phase run twice (--phases create,create) starts afresh
-  return Directory::open(scratch.make_dir(rel));
+  return scratch.make_dir(rel);
 }
 
 std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch) {

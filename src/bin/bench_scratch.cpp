@@ -77,7 +77,7 @@ void Scratch::note(std::string what) {
 
 // Each component is made by mkdirat through its verified parent and recorded with the identity
 // fstatat gives right after; one that exists must be the directory bench recorded.
-std::string Scratch::make_dir(const std::string& rel) {
+Directory Scratch::make_dir(const std::string& rel) {
   for (std::size_t start = 0; start <= rel.size();) {
     const std::size_t slash = std::min(rel.find('/', start), rel.size());
     const std::string prefix = rel.substr(0, slash);
@@ -105,7 +105,13 @@ std::string Scratch::make_dir(const std::string& rel) {
                                  S_ISDIR(st.st_mode) ? "a directory walseg bench did not make"
                                                      : "something that is not a directory"));
   }
-  return path_of(rel);
+  std::string why;
+  std::optional<Directory> d = open_rel(rel, &why);
+  if (!d)
+    throw make_error(ENOTDIR, "open", path_of(rel),
+                     fmt::format("could not open directory \"{}\": {}", path_of(rel),
+                                 why.empty() ? "it is gone" : why));
+  return std::move(*d);
 }
 
 void Scratch::remove(const std::string& rel) {

@@ -42,8 +42,11 @@ class Scratch {
   /// root()/rel, making it and any missing directory on the way (mode 0700); those are
   /// remembered as bench's with their identity. One that exists already is used only if
   /// bench made it; anything else in its place (a directory bench did not make, a link, a
-  /// file) makes it throw walseg::Error naming it, as does a failed mkdir. Returns the path.
-  std::string make_dir(const std::string& rel);
+  /// file) makes it throw walseg::Error naming it, as does a failed mkdir. Returns the
+  /// directory, opened as open_rel opens it: the caller works in it through that descriptor,
+  /// never by its path again (break-it round 10 F1: a link swapped in for a row directory
+  /// between the check and a re-open by path had bench retire another WAL's segments).
+  Directory make_dir(const std::string& rel);
 
   /// Removes bench's files from its directories at root()/rel and below (rel "" is all),
   /// then each of those directories that is empty, deepest first. A directory that is not

@@ -77,9 +77,9 @@ void commit_across(const BenchSettings& s, WalWriter& w, const Checkpointer& ckp
   }
 }
 
-ConfigRun run_config(const BenchSettings& s, const std::string& dir, const std::string& name) {
+ConfigRun run_config(const BenchSettings& s, Directory dir, const std::string& name) {
   const SegmentManager::Options o = manager_options(s, name);
-  SegmentManager m(dir, o);
+  SegmentManager m(std::move(dir), o);
   if (o.background)
     wait_ready_or_stop(m, static_cast<std::size_t>(o.config.prealloc_segments), std::chrono::seconds(60));
   WalWriter w(m, WalWriterOptions{.system_id = m.control().system_id, .epoch = m.next_epoch(0)});

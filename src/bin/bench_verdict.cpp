@@ -161,7 +161,7 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
 }
 
 nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v) {
-  Directory d = Directory::open(scratch.make_dir("auto"));
+  Directory d = scratch.make_dir("auto");
   AutoDecision a = choose_init_method(d, s.config);
   const bool agrees = v.contains("both") && v["both"] == std::string(to_string(a.method));
   // No "within noise" here: neither the probe nor the bench repeats its measurement, so

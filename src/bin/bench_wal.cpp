@@ -56,7 +56,8 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
       progress(s, "append", fmt::format("{} {}", name, to_string(io)), 0, 1);
       const std::string rel = fmt::format("append/{}-{}", name, to_string(io));
       scratch.remove(rel);
-      const std::string dir = scratch.make_dir(rel);
+      Directory made = scratch.make_dir(rel);
+      const std::string dir = made.path();
       ClientRun meas;
       DeviceMeter meter(s.device_dir.empty() ? dir : s.device_dir, 1);
       std::string used;
@@ -73,7 +74,7 @@ std::vector<Row> bench_append(const BenchSettings& s, Scratch& scratch) {
         c.prealloc_segments = static_cast<int>(ahead);
         c.max_size_bytes = ahead * s.segment_size;  // the first segment written is one of them
         c.min_size_bytes = std::min(c.min_size_bytes, c.max_size_bytes);  // unused: no recycling
-        auto wal = Wal::open(dir, c);
+        auto wal = Wal::open(std::move(made), c);
         const std::size_t ready = wait_ready_or_stop(wal->manager(), ahead, std::chrono::seconds(120));
         if (ready < ahead) {
           wal->manager().throw_if_failed();  // the preallocator's own error (ENOSPC, ...) first
@@ -113,13 +114,13 @@ std::vector<Row> bench_commit(const BenchSettings& s, Scratch& scratch) {
       progress(s, "commit", fmt::format("{} clients {}", clients, to_string(io)), 0, 1);
       const std::string rel = fmt::format("commit/{}-{}", clients, to_string(io));
       scratch.remove(rel);
-      const std::string dir = scratch.make_dir(rel);
+      Directory made = scratch.make_dir(rel);
       ClientRun meas;
       std::string method;
       {
         Config c = wal_config(s, s.config.init_method, io);
         c.recycle = s.config.recycle;  // a steady workload: recycling as configured
-        auto wal = Wal::open(dir, c);
+        auto wal = Wal::open(std::move(made), c);
         method = std::string(to_string(wal->manager().stats().method));
         wait_ready_or_stop(wal->manager(), static_cast<std::size_t>(c.prealloc_segments),
                            std::chrono::seconds(60));

@@ -9,7 +9,9 @@
 
 
 #include "bench.h"
+#include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/made_files.h"
 #include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
 #include "walseg/segment_name.h"
@@ -25,7 +27,19 @@ struct Series {
   std::string used, note;
   std::uint64_t allocated = 0;
   std::string current;  ///< the segment of the round being measured
+  bool current_ours = false;  ///< `current` was bench's own file when opened (made_files)
+  struct stat opened{};       ///< its identity then
 };
+
+// Opens bench's segment `name` through its row directory (never by path, never through a
+// link: break-it round 10 F2 wrote the commits into another WAL swapped in by path) and says
+// whether it is the file bench made there.
+File open_own(Directory& dir, const std::string& name, int flags, struct stat* st, bool* ours) {
+  File f = File::open_at(dir, name, flags | O_NOFOLLOW);
+  *st = f.stat();
+  *ours = made_files::made(dir.fd(), name, *st);
+  return f;
+}
 
 int open_flags(SyncMethod m) {
   switch (m) {
@@ -41,7 +55,14 @@ std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, c
   std::uint64_t size = s.segment_size;
   std::string old_name = segment_file_name(1, segno, size);
   create_segment(dir, old_name, size, AllocOptions{.method = InitMethod::kZeroWrite, .fallback = s.config.fallocate_fallback});
-  File f = File::open(dir.path_of(old_name), O_RDWR);
+  struct stat st{};
+  bool ours = false;
+  File f = open_own(dir, old_name, O_RDWR, &st, &ours);
+  if (!ours)
+    throw make_error(EEXIST, "open", dir.path_of(old_name),
+                     fmt::format("\"{}\" is not the segment walseg bench made there: another file was moved "
+                                 "onto its name; it is left as it is",
+                                 dir.path_of(old_name)));
   for (std::uint64_t off = 0; off < size; off += pattern.size())
     f.pwrite_all(pattern.data(), std::min<std::uint64_t>(pattern.size(), size - off), off);
   f.fsync();
@@ -64,7 +85,13 @@ File open_fresh(const BenchSettings& s, Series& se, SegNo i, const std::vector<c
     se.note = r.alloc.fallback_reason;
     se.allocated = r.alloc.allocated_bytes;
   }
-  return File::open(se.dir.path_of(se.current), open_flags(s.config.sync_method));
+  File f = open_own(se.dir, se.current, open_flags(s.config.sync_method), &se.opened, &se.current_ours);
+  if (!se.current_ours)
+    throw make_error(EEXIST, "open", se.dir.path_of(se.current),
+                     fmt::format("\"{}\" is not the segment walseg bench made there: another file was moved "
+                                 "onto its name; it is left as it is",
+                                 se.dir.path_of(se.current)));
+  return f;
 }
 
 }  // namespace
@@ -89,7 +116,10 @@ std::vector<Row> bench_write(const BenchSettings& s, Scratch& scratch) {
             [&](int, File& f) {
               meter.leave();  // closing, removing and the next round's creations are walseg's
               if (f.is_open()) f.close();
-              se.dir.unlink(se.current, true);  // keeps the phase's disk use to one segment per method
+              // Keeps the phase's disk use to one segment per method; only the file bench made
+              // and measured (round 10 F2: a user's file moved onto the name was removed).
+              // Linux has no unlink by inode: README, "What it cannot promise".
+              if (se.current_ours && se.dir.names_file(se.current, se.opened)) se.dir.unlink(se.current, true);
             }});
   MeasurePlan plan{.rounds = s.segments, .commit_bytes = bytes, .record_bytes = s.write_size,
                    .sync = s.config.sync_method, .check = check_stop,

@@ -34,7 +34,9 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   auto refuse = [&](const std::string& why) {
     return std::invalid_argument(fmt::format("{} \"{}\" {}", option, path, why));
   };
-  const fs::path abs = fs::absolute(path).lexically_normal();
+  // Not normalized: "L/../x" with L a link is what the kernel (and the shell) resolve it to,
+  // not "x" (break-it round 10 F8: a lexical ".." named another file than the user's).
+  const fs::path abs = fs::absolute(path);
   const std::string name = abs.filename().string();
   if (name.empty() || name == "." || name == "..") throw refuse("names a directory, not a file");
   if (is_walseg_file_name(name))
@@ -92,6 +94,14 @@ void OutputFile::replace_content(const std::string& text) {
     throw std::runtime_error(fmt::format("file \"{}\" was replaced, removed or linked elsewhere during the run: "
                                          "nothing was written to what its name is now",
                                          path()));
+  // What was checked at the open is what is replaced: text written into it since (break-it
+  // round 10 F4: notes appended during the run were truncated away) is someone's.
+  if (now.st_size != opened_.st_size || now.st_mtim.tv_sec != opened_.st_mtim.tv_sec ||
+      now.st_mtim.tv_nsec != opened_.st_mtim.tv_nsec)
+    throw std::runtime_error(fmt::format("file \"{}\" was written to during the run (it is {} bytes, {} when "
+                                         "bench opened it): walseg will not overwrite it; nothing was written",
+                                         path(), static_cast<long long>(now.st_size),
+                                         static_cast<long long>(opened_.st_size)));
   if (::ftruncate(file_.fd(), 0) != 0)
     throw std::runtime_error(fmt::format("could not truncate file \"{}\": {}", path(), errno_text(errno)));
   for (std::size_t done = 0; done < text.size();) {

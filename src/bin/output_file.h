@@ -45,8 +45,9 @@ class OutputFile {
   void refuse_in(const std::string& wal_dir) const;
 
   /// Replaces the whole content with `text` (ftruncate, then writes from offset 0), only while
-  /// the path still names this very file with no other link; else std::runtime_error saying
-  /// the file was replaced during the run and the text was not written there.
+  /// the path still names this very file with no other link and its size and mtime are still
+  /// those it had when opened; else std::runtime_error saying what changed during the run and
+  /// that nothing was written.
   void replace_content(const std::string& text);
 
  private:

@@ -156,7 +156,12 @@ DirLock DirLock::acquire(Directory& dir) {
 void DirLock::remove_if_made(Directory& dir) noexcept {
   if (!made_ || !file_.is_open()) return;
   try {
-    dir.unlink(kLockFileName, true);
+    // Only the lock file this open made: a refusal can come after a long recovery, in which
+    // another file may be moved onto the name (break-it round 10 F3: it was removed).
+    if (dir.names_file(kLockFileName, file_.stat())) dir.unlink(kLockFileName, true);
+    else
+      log(LogLevel::kLog, fmt::format("left \"{}\" as it is: it is no longer the lock file this open made",
+                                      dir.path_of(kLockFileName)));
   } catch (const std::exception& e) {
     log(LogLevel::kLog, fmt::format("could not remove the lock file this open made: {}", e.what()));
   }

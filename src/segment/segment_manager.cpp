@@ -54,9 +54,12 @@ void advise_for_filesystem(const Directory& dir, const Config& cfg) {
 }  // namespace
 
 SegmentManager::SegmentManager(const std::string& dir, Options opts)
+    : SegmentManager(Directory::open(dir, true), std::move(opts)) {}
+
+SegmentManager::SegmentManager(Directory dir, Options opts)
     : cfg_(opts.config),
       background_(opts.background),
-      dir_(Directory::open(dir, true)),
+      dir_(std::move(dir)),
       lock_(DirLock::acquire(dir_)) {
   try {
     open(opts);

@@ -14,6 +14,11 @@
 namespace walseg {
 
 std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std::optional<TimeLineId> timeline) {
+  return open(Directory::open(dir, true), config, timeline);
+}
+
+std::unique_ptr<Wal> Wal::open(Directory directory, const Config& config, std::optional<TimeLineId> timeline) {
+  const std::string dir = directory.path();
   std::unique_ptr<Wal> w(new Wal());
   SegmentManager::Options mo;
   mo.config = config;
@@ -40,7 +45,7 @@ std::unique_ptr<Wal> Wal::open(const std::string& dir, const Config& config, std
     if (std::max(c.epoch, w->recovery_.last_xid) == std::numeric_limits<std::uint32_t>::max())
       m.next_epoch(w->recovery_.last_xid);
   };
-  w->manager_ = std::make_unique<SegmentManager>(dir, mo);
+  w->manager_ = std::make_unique<SegmentManager>(std::move(directory), mo);
   const WalControl control = w->manager_->control();
   w->system_id_ = control.system_id;
   WalWriterOptions wo;
