@@ -6,6 +6,8 @@
 #define BOOST_TEST_MODULE tool_ls
 #include <boost/test/unit_test.hpp>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <string>
@@ -29,6 +31,29 @@ BOOST_AUTO_TEST_CASE(AppendModeSegments_BrokenFilesAndControlCharacters_AreLabel
   BOOST_TEST(contains(r.out, "walseg's: a segment-named file walseg 0.1 moved aside"), r.out);
   BOOST_TEST(contains(r.out, "bad\\x01name"), r.out);
   BOOST_TEST(!contains(r.out, "bad\x01name"), r.out);
+}
+
+// Break-it round 10 F7: every temporary name was labelled "temp leftover (removed when a writer
+// opens the directory)", and a user's walseg.control.tmp "walseg's leftover", though a writer
+// leaves the one alone and refuses the other. ls now says what a writer does with each.
+BOOST_AUTO_TEST_CASE(TemporaryNamesAreLabelledAsTheWriterTreatsThem) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  std::ofstream(wal + "/xlogtemp.7", std::ios::binary) << std::string(8192, '\0');
+  std::ofstream(wal + "/xlogtemp.8") << std::string(100, 'X');
+  BOOST_REQUIRE(::symlink("/nonexistent", (wal + "/xlogtemp.9").c_str()) == 0);
+  std::ofstream(wal + "/walseg.control.tmp") << "x";
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  auto line_of = [&](const std::string& name) {
+    std::smatch m;
+    std::regex_search(r.out, m, std::regex("\n" + std::regex_replace(name, std::regex("\\."), "\\.") + " [^\n]*"));
+    return m.str();
+  };
+  BOOST_TEST(contains(line_of("xlogtemp.7"), "temp leftover (removed when a writer opens"), r.out);
+  BOOST_TEST(contains(line_of("xlogtemp.8"), "not walseg's"), r.out);
+  BOOST_TEST(contains(line_of("xlogtemp.9"), "not walseg's"), r.out);
+  BOOST_TEST(contains(line_of("walseg.control.tmp"), "not walseg's"), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

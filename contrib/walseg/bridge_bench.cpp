@@ -15,6 +15,7 @@
 #include "bridge_internal.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/made_files.h"
 #include "walseg/free_space.h"
 #include "walseg/fs_info.h"
 #include "walseg/measure_loop.h"
@@ -40,6 +41,14 @@ int test_fallocate(walseg::Directory& dir, char* note, std::size_t len) {
   if (e == EOPNOTSUPP || e == ENOSYS || e == EINVAL) return 0;
   copy_text(note, len, fmt::format("fallocate test failed: {}", walseg::errno_text(e)));
   return -1;
+}
+
+// Removes the segment `name` only while it is the file this backend made (made_files, started
+// by ScratchDir): one moved onto the name meanwhile is someone's (break-it round 10 F2c).
+void unlink_if_made(walseg::Directory& dir, const std::string& name) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && walseg::made_files::made(dir.fd(), name, st))
+    dir.unlink(name, true);
 }
 
 struct BenchInput {
@@ -72,7 +81,7 @@ void run_create(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* ro
               *own_us = static_cast<double>(r.times.total_us);  // as `walseg bench` times it
               rows[m].method_used = static_cast<int>(r.alloc.used);
               rows[m].allocated_bytes = r.alloc.allocated_bytes;
-              dir.unlink(name);
+              unlink_if_made(dir, name);
               return walseg::File();
             },
         .release = {}});

@@ -119,4 +119,11 @@ bool is_walseg_bookkeeping_file(const std::string& name);
 /// name alone never makes a file in a WAL directory walseg's (dir_scan does that).
 bool is_walseg_file_name(const std::string& name);
 
+/// Whether the file `name` with a temporary name (xlogtemp.*), whose lstat is `st`, is a
+/// leftover a writer's open removes from a WAL whose control file is `control`: a plain file
+/// (no other link) holding only what walseg writes under such a name (zeros, its ready stamp,
+/// the auto probe's commits). The scan's own test, for `walseg ls`. Never throws.
+bool temp_is_removable_leftover(const Directory& dir, const std::string& name, const struct stat& st,
+                                const WalControl& control);
+
 }  // namespace walseg

@@ -96,17 +96,33 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   if (name == kLockFileName) return "walseg's lock file";
   if (name == kControlFileName) return "walseg's control file (the WAL's identity)";
   if (name == kAutoCacheFileName) return "walseg's init_method = auto decision";
-  if (name == kControlTempFileName)
-    return plain ? "walseg's leftover: a control file being replaced when a writer stopped (removed when a writer "
-                   "opens the directory)"
-                 : fmt::format("not walseg's: {} (left alone)",
-                               S_ISREG(st.st_mode) ? "a file with other names (hard links)" : file_type(st));
+  if (name == kControlTempFileName) {
+    if (!plain)
+      return fmt::format("not walseg's: {} (left alone)",
+                         S_ISREG(st.st_mode) ? "a file with other names (hard links)" : file_type(st));
+    // The writer's own test: what it refuses, ls does not call a leftover (round 10 F7).
+    try {
+      check_control_temp(dir, control ? control->system_id : 0);
+    } catch (const Error&) {
+      return "not walseg's: not a control file of this WAL's (a writer refuses the directory until it is moved "
+             "away)";
+    }
+    return "walseg's leftover: a control file being replaced when a writer stopped (removed when a writer "
+           "opens the directory)";
+  }
   if (is_broken_name(name) && S_ISREG(st.st_mode))
     return "walseg's: a segment-named file walseg 0.1 moved aside (the wrong size); never used or removed "
            "(README: walseg ls, *.broken)";
   const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
   if (!control) return describe_without_control(info, st, cfg);
-  if (info.kind == WalFileKind::kTempFile) return "temp leftover (removed when a writer opens the directory)";
+  // The scan's test (break-it round 10 F7: every temporary name was said to be removed).
+  if (info.kind == WalFileKind::kTempFile)
+    return temp_is_removable_leftover(dir, name, st, *control)
+               ? "temp leftover (removed when a writer opens the directory)"
+               : fmt::format("not walseg's: a temporary name on {} (left alone)",
+                             !S_ISREG(st.st_mode) ? file_type(st)
+                             : st.st_nlink != 1  ? std::string("a file with other names (hard links)")
+                                                 : std::string("a file holding bytes walseg never writes there"));
   if (info.kind != WalFileKind::kSegmentFile) return S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
   if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's: {}, not a regular file (left alone)", file_type(st));
   bool ready = false;

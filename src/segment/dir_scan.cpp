@@ -181,6 +181,11 @@ struct Scanner {
 
 }  // namespace
 
+bool temp_is_removable_leftover(const Directory& dir, const std::string& name, const struct stat& st,
+                                const WalControl& control) {
+  return S_ISREG(st.st_mode) && st.st_nlink == 1 && temp_content_is_walsegs(dir, name, st, control);
+}
+
 bool is_walseg_bookkeeping_file(const std::string& name) {
   return name == kLockFileName || name == kAutoCacheFileName || name == kControlFileName;
 }
