@@ -78,6 +78,9 @@ BOOST_AUTO_TEST_CASE(show_of_an_unknown_setting_is_a_usage_error) {
   auto r = run("show walseg.nope");
   BOOST_TEST(r.status == 2);
   BOOST_TEST(r.err == "walseg: unrecognized configuration parameter \"walseg.nope\" (walseg show all lists them)\n");
+  r = run("show segment_size");  // the prefix forgotten: the hint -c gives
+  BOOST_TEST(r.status == 2);
+  BOOST_TEST(contains(r.err, "did you mean \"walseg.segment_size\"?"), r.err);
 }
 
 // A new user's trial: `-c segment_size=1MB` said only "unrecognized configuration parameter".

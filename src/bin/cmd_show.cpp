@@ -59,10 +59,13 @@ void run(const ShowOptions& opts) {
   } else if (auto row = registry.show(opts.name)) {
     rows.push_back(std::move(*row));
   } else {
-    // A name not accepted is a usage error (README: exit status), as in check-config.
-    throw std::invalid_argument(fmt::format("unrecognized configuration parameter \"{}\" (walseg show all lists "
-                                            "them)",
-                                            opts.name));
+    // A name not accepted is a usage error (README: exit status), as in check-config; the
+    // prefix forgotten gets -c's hint (the new-user trial: `show segment_size`).
+    const std::string prefixed = std::string(registry.prefix()) + opts.name;
+    const bool forgot_prefix = !registry.owns_name(opts.name) && registry.find(prefixed) != nullptr;
+    throw std::invalid_argument(fmt::format("unrecognized configuration parameter \"{}\" ({})", opts.name,
+                                            forgot_prefix ? fmt::format("did you mean \"{}\"?", prefixed)
+                                                          : std::string("walseg show all lists them")));
   }
   if (opts.value_only) {
     for (const auto& r : rows) fmt::print("{}\n", r.value);
