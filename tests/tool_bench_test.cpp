@@ -29,7 +29,12 @@ BOOST_AUTO_TEST_CASE(SwitchPhaseAlone_HeaderGivesItsOwnSizesNotThePerMethodOnes)
   auto r = run("bench --dir '" + dir + "' --phases switch --switch-boundaries 8 --switch-segment-size 1MB");
   BOOST_TEST(r.status == 0, r.err);
   const std::string first = r.out.substr(0, r.out.find('\n'));
-  BOOST_TEST(first == "walseg bench: 1MB segments, 8 boundaries; sync fdatasync", first);
+  BOOST_TEST(first == "walseg bench: switch: 1MB segments, 8 boundaries; sync fdatasync", first);
+  // The commit phase alone: its segment size and write size, not the per-method counts.
+  r = run("bench --dir '" + dir + "' --phases commit --segment-size 1MB --clients 1 --commit-seconds 0.2");
+  BOOST_TEST(r.status == 0, r.err);
+  const std::string commit = r.out.substr(0, r.out.find('\n'));
+  BOOST_TEST(commit == "walseg bench: 1MB segments; writes of 8kB; sync fdatasync", commit);
 }
 
 BOOST_AUTO_TEST_CASE(SwitchPhase_SegmentsHoldRealWal_NoWarningAndRecycledRecycles) {
