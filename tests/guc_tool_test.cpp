@@ -115,4 +115,22 @@ BOOST_AUTO_TEST_CASE(a_wals_control_file_gives_the_defaults_of_what_it_fixed) {
   BOOST_TEST(fs::file_size(append + "/000000010000000000000001") < 16u << 20);  // still appended to
 }
 
+// The new-user trial: check-config printed a missing include (line 3 here) before the value
+// errors of lines 1 and 2, and blamed the file for an error that came from -c.
+BOOST_AUTO_TEST_CASE(check_config_lists_errors_in_line_order_and_blames_c_for_its_own) {
+  auto f = write("a.conf", "walseg.segment_size = 3MB\nwalseg.recycle = maybe\ninclude 'missing.conf'\n"
+                           "walseg.bogus = 1\n");
+  auto r = run("check-config '" + f + "'");
+  BOOST_TEST(r.status == 1);
+  const auto l1 = r.err.find("line 1"), l2 = r.err.find("line 2"), l3 = r.err.find("line 3"), l4 = r.err.find("line 4");
+  BOOST_TEST_REQUIRE((l1 != std::string::npos && l2 != std::string::npos && l3 != std::string::npos &&
+                      l4 != std::string::npos), r.err);
+  BOOST_TEST((l1 < l2 && l2 < l3 && l3 < l4), r.err);
+  auto ok = write("ok.conf", "walseg.recycle = on\n");
+  r = run("check-config '" + ok + "' -c walseg.min_size=1MB");
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "FATAL:  the -c settings contain errors"), r.err);
+  BOOST_TEST(!contains(r.err, "configuration file \"" + ok + "\" contains errors"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
