@@ -318,4 +318,19 @@ BOOST_AUTO_TEST_CASE(BenchWriteSizeAboveTheDefaultWriteBytes_SaysItIsTheDefault)
   BOOST_TEST(!fs::exists(dir + "/b"));
 }
 
+// The new-user trial: `bench --methods zero` listed auto among the valid methods, and
+// `--methods auto` then refused it; `create` with walseg.init_method = auto (a settings file's)
+// was a usage error though auto is a valid setting. Now bench offers only what it measures,
+// and create makes what auto chooses for the directory.
+BOOST_AUTO_TEST_CASE(AutoIsNotOfferedToMeasureAndCreateFollowsItsChoice) {
+  auto r = run("bench --dir '" + dir + "' --methods zero --phases create");
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "the methods to measure are: zero_write,"), r.err);
+  BOOST_TEST(!contains(r.err, "auto,"), r.err);
+  BOOST_TEST(!contains(r.err, ", auto"), r.err);
+  r = run("create --dir '" + dir + "/c' --segment-size 1MB --count 1 -c walseg.init_method=auto");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(fs::exists(dir + "/c/000000010000000000000001"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -106,8 +106,19 @@ BenchSettings make_settings(const BenchArgs& a) {
   if (s.write_size == 0 || s.write_size > s.segment_size)
     throw std::invalid_argument(fmt::format("--write-size must be between 1 byte and the segment size ({})", format_size(s.segment_size)));
   for (const auto& m : a.methods) {
-    InitMethod im = parse_method_option(m);
-    if (im == InitMethod::kAuto) throw std::invalid_argument("--methods: auto is not a method to measure");
+    // auto is what the verdict works out from the others, not one to measure: not offered.
+    const std::optional<InitMethod> parsed = enum_from_name<InitMethod>(m, kInitMethodNames);
+    if (!parsed || *parsed == InitMethod::kAuto) {
+      std::vector<std::string> names;
+      for (auto n : kInitMethodNames)
+        if (n != to_string(InitMethod::kAuto)) names.emplace_back(n);
+      throw std::invalid_argument(fmt::format("--methods: {}; the methods to measure are: {} (auto is the verdict "
+                                              "worked out from them)",
+                                              parsed ? std::string("auto is not a method to measure")
+                                                     : fmt::format("invalid init method \"{}\"", m),
+                                              fmt::join(names, ", ")));
+    }
+    InitMethod im = *parsed;
     if (std::find(s.methods.begin(), s.methods.end(), im) == s.methods.end()) s.methods.push_back(im);
   }
   if (s.methods.empty())

@@ -100,8 +100,9 @@ void run_create(const CreateArgs& a) {
     throw std::invalid_argument(fmt::format("--start {} with --count {} goes past the last segment of {} segments "
                                             "({}): use a lower --start or --count",
                                             a.start, a.count, format_size(cfg.segment_size_bytes), last_segno));
-  if (cfg.init_method == InitMethod::kAuto)
-    throw std::invalid_argument("walseg create needs an explicit --method (auto is chosen by the segment manager)");
+  // auto: the segment manager's choice for this directory, as a writer's would be (the new-user
+  // trial: a settings file with auto made plain `walseg create` a usage error); the table's
+  // `method used` column names it.
   // Like every writer of a WAL directory: one process at a time, the settings checked
   // against the WAL there, leftovers of a crash dealt with, and files of others left alone.
   SegmentManager::Options mo;
