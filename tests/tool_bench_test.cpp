@@ -242,4 +242,15 @@ BOOST_AUTO_TEST_CASE(Verdict_AMethodThatFellBackIsNeverRecommended_WhatRanIs) {
   BOOST_TEST(contains(m[0], "posix_fallocate ran as zero_write, fallocate_keep_size ran as none"), m[0]);
 }
 
+// The new-user trial: the prealloc_segments advice came from the switch phase's 1MB segments
+// and read as one for the run's 16MB ones; now it says the size it was measured at and how to
+// measure the run's.
+BOOST_AUTO_TEST_CASE(PreallocAdviceSaysTheSegmentSizeItWasMeasuredAt) {
+  auto r = run("bench --dir '" + dir + "' --phases create,write,switch --methods zero_write,sparse --segment-size 2MB"
+               " --segments 1 --write-bytes 64kB --switch-boundaries 8 --switch-segment-size 1MB");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "walseg.prealloc_segments = "), r.out);
+  BOOST_TEST(contains(r.out, "for 2MB segments run bench with --switch-segment-size 2MB"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
