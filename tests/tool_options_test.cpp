@@ -333,4 +333,14 @@ BOOST_AUTO_TEST_CASE(AutoIsNotOfferedToMeasureAndCreateFollowsItsChoice) {
   BOOST_TEST(fs::exists(dir + "/c/000000010000000000000001"));
 }
 
+// The new-user trial: `walseg help` was an unknown command; git's and pg_ctl's users type it.
+BOOST_AUTO_TEST_CASE(HelpCommand_IsHelp) {
+  auto r = run("help");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "Usage:"), r.out);
+  r = run("help ls");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "ls [OPTIONS]"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

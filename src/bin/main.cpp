@@ -6,6 +6,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -53,6 +55,15 @@ int main(int argc, char** argv) {
   for (CLI::App* sub : app.get_subcommands({}))
     for (CLI::Option* o : sub->get_options())
       if (o->get_items_expected_max() > 0 && !o->get_positional()) o->check(not_an_option);
+  // `walseg help [COMMAND]`, as git and pg_ctl users type it: the same as --help.
+  std::vector<char*> args(argv, argv + argc);
+  static char help_flag[] = "--help";
+  if (argc > 1 && std::string_view(argv[1]) == "help") {
+    args.erase(args.begin() + 1);
+    args.insert(args.begin() + (args.size() > 1 ? 2 : 1), help_flag);
+    argc = static_cast<int>(args.size());
+    argv = args.data();
+  }
   // CLI11 would take an unknown word for a missing subcommand ("A subcommand is required").
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(list.begin(), list.end(), [&](const Command& c) { return c.name == argv[1]; })) {
