@@ -434,4 +434,15 @@ BOOST_AUTO_TEST_CASE(BreakIt6_F3_DamageBeforeLaterSegmentsOfWalIsCorruptionWitho
   BOOST_TEST(contains(w.err, "though WAL of it follows"), w.err);
 }
 
+// Break-it round 10 F5: a user's xlogtemp.42 (zeros) in a directory walseg had never used was
+// left alone by the first write ("a directory walseg had not used before") and removed by the
+// second, which took it for its own leftover. A file born before walseg.lock predates walseg.
+BOOST_AUTO_TEST_CASE(BreakIt10_F5_ATempNamedFileFromBeforeTheFirstOpenIsNeverRemoved) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  put_bytes(wal + "/xlogtemp.42", 8192, '\0');
+  for (int i = 0; i < 2; ++i) BOOST_TEST(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  BOOST_TEST(fs::exists(wal + "/xlogtemp.42"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

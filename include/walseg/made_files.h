@@ -39,6 +39,11 @@ void start();
 void note_made(int fd) noexcept;
 /// Forgets the file with this identity: its name was removed (the io layer calls it).
 void note_removed(std::uint64_t dev, std::uint64_t ino) noexcept;
+/// The birth time (statx STATX_BTIME, not following a link) of `name` in `dirfd`, in
+/// nanoseconds since the epoch; -1 where it is unknown (the filesystem keeps none, or the
+/// name is gone). The comparison made() makes, for a caller that orders files by it.
+std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept;
+
 /// Whether the file `name` in the directory `dirfd`, whose lstat is `st`, is one this process
 /// made while tracking was on: the same device, inode and (where kept) birth time.
 bool made(int dirfd, const std::string& name, const struct stat& st);

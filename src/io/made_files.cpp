@@ -34,6 +34,8 @@ std::int64_t birth_ns(int dirfd, const char* name, int flags) {
 
 void start() { detail::tracking.store(true); }
 
+std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept { return birth_ns(dirfd, name.c_str(), 0); }
+
 void note_made(int fd) noexcept {
   struct stat st{};
   if (::fstat(fd, &st) != 0) return;

@@ -16,6 +16,7 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/log.h"
+#include "walseg/made_files.h"
 #include "walseg/measure_loop.h"
 #include "walseg/wal_control.h"
 
@@ -70,8 +71,19 @@ bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl&
 // is someone's (break-it round 5 F4: a user's xlogtemp.4242 was left alone by the first
 // opening and removed by the second). Never throws: an unreadable file is not removed.
 constexpr std::size_t kTempCheckBytes = 64 * 1024;
+// Born before walseg.lock, which walseg's first opening of the directory made: the file was
+// there before walseg used the directory, so it is someone's whatever it holds (break-it round
+// 10 F5: the first opening left a user's xlogtemp.42 of zeros alone, the second removed it).
+// Unknown birth times (no lock file, a filesystem without them) leave the content rule.
+bool born_before_lock(const Directory& dir, const std::string& name) {
+  const std::int64_t born = made_files::birth_time_ns(dir.fd(), name);
+  const std::int64_t lock_born = made_files::birth_time_ns(dir.fd(), kLockFileName);
+  return born >= 0 && lock_born >= 0 && born < lock_born;
+}
+
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
                              const WalControl& control) {
+  if (born_before_lock(dir, name)) return false;
   // A probe file may be larger than a small segment.
   if (static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(control.segment_size_bytes, kProbeFileBytes))
     return false;
@@ -171,6 +183,10 @@ struct Scanner {
                              : st.st_nlink != 1   ? fmt::format("{} with other hard links", to_string(info.kind))
                              : info.kind == WalFileKind::kTempFile && control_is_new
                                  ? fmt::format("{} in a directory walseg had not used before", to_string(info.kind))
+                             : info.kind == WalFileKind::kTempFile && born_before_lock(dir, name)
+                                 ? fmt::format("{} older than {}: there before walseg used the directory, or copied "
+                                               "in with it",
+                                               to_string(info.kind), kLockFileName)
                              : info.kind == WalFileKind::kTempFile
                                  ? fmt::format("{} holding bytes walseg never writes to one", to_string(info.kind))
                                  : std::string(to_string(info.kind));
