@@ -4,7 +4,8 @@
 #
 #   bench/pgbench/run.sh [--rounds 3] [--seconds 20] [--clients 4] [--workloads wal,tpcb]
 #                        [--segsizes 16,1] [--recycle on,off] [--periods fresh,steady]
-#                        [--prealloc 8] [--out DIR] [--pg-config PG_CONFIG] [--port 55520]
+#                        [--prealloc 8] [--init-method M] [--out DIR] [--pg-config PG_CONFIG]
+#                        [--port 55520]
 #
 # Workloads: `wal`, a WAL-heavy custom script (one 8 kB uncompressed row per transaction: a
 # STORAGE EXTERNAL text column, so each commit writes about a page of WAL and segments turn
@@ -17,7 +18,8 @@
 # are there (with wal_recycle = on).
 #
 # Configurations `stock` and `walseg` (shared_preload_libraries = 'walseg',
-# walseg.prealloc_segments = --prealloc, its pool full before the run) alternate within each
+# walseg.prealloc_segments = --prealloc, walseg.init_method = --init-method if given, its pool
+# full before the run) alternate within each
 # round, and every round starts from a new initdb, as bench/append_vs_fio.sh alternates its
 # programs, because a shared virtual disk drifts from minute to minute. Per run: TPS (pgbench's
 # "without initial connection time"), latency p50/p99/p99.9/max from `pgbench --log` (nearest
@@ -35,14 +37,14 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 rounds=3 seconds=20 clients=4 workloads=wal,tpcb segsizes=16,1 recycles=on,off periods=fresh,steady
-prealloc=8 out="" pg_config=pg_config port=55520
+prealloc=8 init_method="" out="" pg_config=pg_config port=55520
 while (($#)); do
   case "$1" in
     --rounds) rounds=$2 ;; --seconds) seconds=$2 ;; --clients) clients=$2 ;;
     --workloads) workloads=$2 ;; --segsizes) segsizes=$2 ;; --recycle) recycles=$2 ;;
-    --periods) periods=$2 ;; --prealloc) prealloc=$2 ;; --out) out=$2 ;;
+    --periods) periods=$2 ;; --prealloc) prealloc=$2 ;; --init-method) init_method=$2 ;; --out) out=$2 ;;
     --pg-config) pg_config=$2 ;; --port) port=$2 ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift 2
@@ -88,6 +90,7 @@ setup() {
     echo "checkpoint_timeout = '1h'"; echo "max_wal_size = '8GB'"
     if [ "$4" = walseg ]; then
       echo "shared_preload_libraries = 'walseg'"; echo "walseg.prealloc_segments = $prealloc"
+      [ -z "$init_method" ] || echo "walseg.init_method = '$init_method'"
     fi
   } >> "$data/postgresql.conf"
   run "$bindir/pg_ctl" -D "$data" -l "$out/server.log" -w -t 60 start >/dev/null
