@@ -77,6 +77,17 @@ echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes"
 echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/000000010000000000000001"
 echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/walseg.lock"
 ln -s "$victim" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
+# A real scratch directory of a dead backend (its owner file names it), holding one of its
+# bench files (zeros, born after the owner file) and a user's file moved in under a segment's
+# name (older: mv keeps a file's birth time). Break-it round 11 F3: both were removed.
+dead="$data/pg_wal/walseg_scratch.999997.bench.abcdef"
+mkdir -p "$dead"
+echo mine > "$work/moved-in"
+sleep 0.05
+printf 'walseg scratch directory %s\n' "$(stat -c '%d:%i' "$dead")" > "$dead/walseg_scratch.owner"
+sleep 0.05
+head -c 65536 /dev/zero > "$dead/000000010000000000000001"
+mv "$work/moved-in" "$dead/000000010000000000000FFF"
 if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$victim" "$data/pg_wal"; fi
 
 # ---- 1. the postmaster killed while the worker fills ------------------------------------
@@ -89,7 +100,10 @@ for _ in $(seq 1 100); do [ "$(worker_pid)" != 0 ] && break; sleep 0.1; done
 for f in mynotes 000000010000000000000001 walseg.lock; do
   [ -f "$data/pg_wal/walseg_scratch.999998.y.abcdef/$f" ] || fail "file $f in a directory named like scratch is gone"
 done
-rm -rf "$data/pg_wal/walseg_scratch.999998.y.abcdef" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
+[ "$(cat "$dead/000000010000000000000FFF" 2>/dev/null)" = mine ] ||
+  fail "a user's file moved into a dead backend's scratch directory was removed"
+[ ! -e "$dead/000000010000000000000001" ] || fail "the dead backend's own bench file was not removed"
+rm -rf "$data/pg_wal/walseg_scratch.999998.y.abcdef" "$data/pg_wal/walseg_scratch.999999.x.abcdef" "$dead"
 echo "scratch-like leftovers: nothing of anyone else's removed"
 temp=""
 for _ in $(seq 1 600); do   # up to 60 s for a fill to be under way

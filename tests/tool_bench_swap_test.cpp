@@ -115,4 +115,34 @@ BOOST_AUTO_TEST_CASE(AFileMovedOntoAWritePhaseSegmentIsLeftAlone) {
   BOOST_TEST_MESSAGE("runs in which the file was moved in time: " << kept);
 }
 
+// Round 11 F4: the create phase's recycle row renames each of its segments seconds after
+// making it, by name: a user's file moved onto the last one's name was renamed, and bench then
+// said it had left it "untouched". Now the rename takes only the segment bench made.
+BOOST_AUTO_TEST_CASE(AFileMovedOntoARecycleRowSegmentIsNotRenamed) {
+  int moved = 0;
+  for (int i = 0; i < 3; ++i) {
+    const std::string parent = dir + "/r" + std::to_string(i);
+    fs::create_directories(parent);
+    const std::string mine = dir + "/notes" + std::to_string(i) + ".txt";
+    std::ofstream(mine) << "my notes " << i << "\n";
+    std::atomic<bool> done{false};
+    std::string moved_to;
+    std::thread racer([&] {
+      const std::string seg = wait_for(parent, "create/recycle/00000001000000000000000A", done);
+      if (!seg.empty() && ::rename(mine.c_str(), seg.c_str()) == 0) moved_to = seg;
+    });
+    auto r = run("bench --dir '" + parent + "' --phases create --methods zero_write --segment-size 1MB --segments 10");
+    done = true;
+    racer.join();
+    if (moved_to.empty()) continue;
+    ++moved;
+    BOOST_TEST_CONTEXT("run " << i << ": " << r.err) {
+      BOOST_TEST(slurp(moved_to) == "my notes " + std::to_string(i) + "\n");  // where it was put, as it was
+      BOOST_TEST(!contains(r.err, "untouched, what walseg bench did not make: create/recycle/000000010000000000000014"),
+                 r.err);
+    }
+  }
+  BOOST_TEST_MESSAGE("runs in which the file was moved in time: " << moved);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "wal_writer_fixture.h"
+#include "walseg/failpoint.h"
 #include "walseg/io_trace.h"
 #include "walseg/segment_name.h"
 
@@ -262,6 +263,51 @@ BOOST_AUTO_TEST_CASE(Resume_AfterATornMultiPageRecord_ItsEarlierPagesAreClearedA
                          bytes.begin() + static_cast<std::ptrdiff_t>(first + 4 * kBlockBytes),
                          [](char c) { return c == 0; }));
   a.check_read_back(dir.path(), cfg);
+}
+
+// Break-it round 11 F1: recovery reads the torn segment by name, then the open updates the
+// control file, then it zeroes the unfinished record's pages: a file moved onto the segment's
+// name during the update had its pages zeroed. Now what was opened is checked first.
+BOOST_AUTO_TEST_CASE(Reopen_AFileMovedOntoTheTornSegmentDuringTheOpenIsNotWritten) {
+  Appended a;
+  Lsn torn_start = 0, torn_end = 0;
+  {
+    auto wal = Wal::open(dir.path(), cfg);
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+    torn_start = wal->writer().insert_lsn();
+    torn_end = wal->writer().append(seq_payload(999, 70000));
+    wal->writer().flush(torn_end);
+  }
+  const std::string seg = dir / segment_file_name(1, torn_start / kSegBytes, kSegBytes);
+  {
+    const Lsn hole = torn_start - torn_start % kBlockBytes + 5 * kBlockBytes;
+    const Lsn hole_end = torn_end - torn_end % kBlockBytes + kBlockBytes;
+    File f = File::open(seg, O_RDWR);
+    std::vector<char> zeros(hole_end - hole, 0);
+    f.pwrite_all(zeros.data(), zeros.size(), hole % kSegBytes);
+    f.fdatasync();
+  }
+  walseg_test::TempDir elsewhere;
+  const std::string mine = elsewhere / "mine";
+  const std::vector<char> bytes(kSegBytes, 'U');
+  {
+    File f = File::open(mine, O_RDWR | O_CREAT | O_EXCL, 0600);
+    f.pwrite_all(bytes.data(), bytes.size(), 0);
+  }
+  failpoint::Spec move;
+  move.kind = failpoint::Kind::kCall;
+  move.call = [&] { BOOST_REQUIRE(::rename(mine.c_str(), seg.c_str()) == 0); };
+  failpoint::arm("replace.after_exchange", move);
+  try {
+    Wal::open(dir.path(), cfg);
+    failpoint::disarm_all();
+    BOOST_FAIL("the open wrote into the moved-in file or went on past it");
+  } catch (const Error& e) {
+    failpoint::disarm_all();
+    BOOST_TEST(e.errnum() == EEXIST, e.what());
+  }
+  BOOST_TEST((read_all(seg) == bytes));  // the user's file, now under the segment's name, as it was
 }
 
 BOOST_AUTO_TEST_CASE(Reopen_WithAnotherSegmentSize_IsRefusedNamingTheSettingAsOneWritesIt) {

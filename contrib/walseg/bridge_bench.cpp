@@ -103,9 +103,16 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
               walseg::CreateReport r =
                   walseg::create_segment(dir, name, in.segment_size, in.options(in.methods[m]));
               rows[m].method_used = static_cast<int>(r.alloc.used);
-              // Through the scratch directory, never through a link (break-it round 10 F2c).
+              // Through the scratch directory, never through a link (break-it round 10 F2c), and
+              // only the file made here (round 11 F2b: one moved onto the name during the
+              // install's directory fsync was overwritten with the commits).
               walseg::File f = walseg::File::open_at(dir, name, O_RDWR | O_NOFOLLOW);
               opened[m] = f.stat();
+              if (opened[m].st_nlink != 1 || !walseg::made_files::made(dir.fd(), name, opened[m]))
+                throw walseg::make_error(EEXIST, "open", dir.path_of(name),
+                                         fmt::format("\"{}\" is not the segment walseg_bench() made there: "
+                                                     "another file was moved onto its name; it is left as it is",
+                                                     dir.path_of(name)));
               return f;
             },
         .release =

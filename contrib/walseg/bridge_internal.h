@@ -94,7 +94,8 @@ inline constexpr std::string_view kScratchOwnerFileName = "walseg_scratch.owner"
 /// Removes walseg's own files from the real directory `name` in `parent` (never following a
 /// link), then the directory if that emptied it. Returns whether it was removed; errors are
 /// swallowed (false). only_made: only files this process made (made_files), for its own
-/// scratch directory; a dead process's leftover is emptied by the name rule alone.
+/// scratch directory; in a dead process's, only files born after its owner file that hold
+/// nothing but what walseg_bench() writes (zeros, 0x5a).
 bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made = false) noexcept;
 
 }  // namespace walseg::bridge

@@ -91,6 +91,29 @@ bool made_by_walseg(Directory& d) {
   }
 }
 
+// A dead backend's bench file, as far as can be told without its identity: born after the
+// scratch directory's owner file (a file moved in keeps its older birth time) where birth
+// times are kept, and holding only what walseg_bench() writes (zeros, and its 0x5a commits).
+// Break-it round 11 F3: every walseg-named file was removed, a user's moved in included.
+bool looks_like_dead_bench_file(const Directory& d, const std::string& name) {
+  const std::int64_t born = made_files::birth_time_ns(d.fd(), name);
+  const std::int64_t owner_born = made_files::birth_time_ns(d.fd(), std::string(kScratchOwnerFileName));
+  if (born >= 0 && (owner_born < 0 || born < owner_born)) return false;
+  try {
+    File f = File::open_at(d, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    std::vector<std::byte> b(1 << 20);
+    for (std::uint64_t off = 0;; off += b.size()) {
+      b.resize(1 << 20);
+      b.resize(f.pread(b.data(), b.size(), off));
+      if (b.empty()) return true;
+      for (std::byte x : b)
+        if (x != std::byte{0} && x != std::byte{0x5a}) return false;
+    }
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made) noexcept {
@@ -105,6 +128,7 @@ bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bo
       if (only_made && (::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
                         !made_files::made(d.fd(), e.name, st)))
         continue;
+      if (!only_made && !looks_like_dead_bench_file(d, e.name)) continue;
       d.unlink(e.name, true);
     }
     d.unlink(std::string(kScratchOwnerFileName), true);

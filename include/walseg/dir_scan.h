@@ -119,6 +119,14 @@ bool is_walseg_bookkeeping_file(const std::string& name);
 /// name alone never makes a file in a WAL directory walseg's (dir_scan does that).
 bool is_walseg_file_name(const std::string& name);
 
+/// Whether the open file `f` is a segment of the WAL whose control file is `control`: a plain
+/// file (no other link) whose first bytes are this WAL's long page header or ready stamp (its
+/// system identifier, segment and page size). For a writer about to write into a segment it
+/// opened by name after a step in which the name could have been given another file (break-it
+/// round 11 F1: recovery's clean-up zeroed pages of a user's file moved onto the last
+/// segment's name during the control file's update). Never throws.
+bool is_this_wals_segment(File& f, const WalControl& control);
+
 /// Whether the file `name` with a temporary name (xlogtemp.*), whose lstat is `st`, is a
 /// leftover a writer's open removes from a WAL whose control file is `control`: a plain file
 /// (no other link) holding only what walseg writes under such a name (zeros, its ready stamp,

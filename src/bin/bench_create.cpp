@@ -59,7 +59,7 @@ void create_one(const BenchSettings& s, Series& se, SegNo i, SegNo n, double* ow
   const std::uint64_t size = s.segment_size;
   progress(s, "create", se.name, static_cast<int>(i), s.segments);
   if (se.name == kRecycle) {
-    InstallTimes t = recycle_segment(se.dir, segment_file_name(1, i, size), segment_file_name(1, n + i, size));
+    InstallTimes t = recycle_own(se.dir, segment_file_name(1, i, size), segment_file_name(1, n + i, size));
     *own_us = static_cast<double>(t.total_us);
     se.used = "rename, no fill";  // what the reference is, in the `used` column
     se.allocated = size;

@@ -213,4 +213,28 @@ std::vector<std::string> Scratch::left() const {
   return out;
 }
 
+InstallTimes recycle_own(Directory& dir, const std::string& old_name, const std::string& new_name) {
+  struct stat st{};
+  if (::fstatat(dir.fd(), old_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw file_error(errno, "stat", dir.path_of(old_name));
+  auto not_ours = [&](const std::string& name, const std::string& what) {
+    return make_error(EEXIST, "rename", dir.path_of(name),
+                      fmt::format("\"{}\" is not the segment walseg bench made there: another file was moved onto "
+                                  "its name; {}",
+                                  dir.path_of(name), what));
+  };
+  if (!S_ISREG(st.st_mode) || !made_files::made(dir.fd(), old_name, st))
+    throw not_ours(old_name, "it is left as it is");
+  InstallTimes t = recycle_segment(dir, old_name, new_name);
+  if (!dir.names_file(new_name, st)) {
+    // Moved onto the old name between the check and the rename: back where it was, if free.
+    try {
+      dir.rename_noreplace(new_name, old_name);
+    } catch (const Error&) {
+      throw not_ours(new_name, fmt::format("it was renamed to \"{}\" and could not be put back", dir.path_of(new_name)));
+    }
+    throw not_ours(old_name, "it was put back under its name");
+  }
+  return t;
+}
+
 }  // namespace walseg::tool

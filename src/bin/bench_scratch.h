@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "walseg/directory.h"
+#include "walseg/segment_install.h"
 
 namespace walseg::tool {
 
@@ -96,5 +97,13 @@ class Scratch {
 /// Whether `name` is one of the names walseg gives its own files (dir_scan.h's
 /// is_walseg_file_name), temporary names only of this process (see above).
 bool is_bench_file_name(const std::string& name);
+
+/// recycle_segment (segment_install.h) of a segment bench made, for its recycle rows: only
+/// while `old_name` is that file (made_files), checked right before the rename, and put back
+/// if what went under `new_name` was another file moved onto the old name in that microsecond.
+/// Break-it round 11 F4: the rename came seconds after the segment was made, and a user's
+/// file moved onto its name in between was renamed. Throws walseg::Error (EEXIST, naming the
+/// file) when it is not bench's, or as recycle_segment.
+InstallTimes recycle_own(Directory& dir, const std::string& old_name, const std::string& new_name);
 
 }  // namespace walseg::tool

@@ -68,7 +68,7 @@ std::string make_recycled(const BenchSettings& s, Directory& dir, SegNo segno, c
   f.fsync();
   f.close();
   std::string new_name = segment_file_name(1, segno + 1'000'000, size);
-  recycle_segment(dir, old_name, new_name);
+  recycle_own(dir, old_name, new_name);
   return new_name;
 }
 

@@ -197,6 +197,19 @@ struct Scanner {
 
 }  // namespace
 
+bool is_this_wals_segment(File& f, const WalControl& control) {
+  try {
+    const struct stat st = f.stat();
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return false;
+    std::array<std::byte, kReadyStampBytes> head{};
+    if (f.pread(head.data(), head.size(), 0) != head.size()) return false;
+    bool ready = false;
+    return is_ours(head, control, &ready);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 bool temp_is_removable_leftover(const Directory& dir, const std::string& name, const struct stat& st,
                                 const WalControl& control) {
   return S_ISREG(st.st_mode) && st.st_nlink == 1 && temp_content_is_walsegs(dir, name, st, control);

@@ -6,12 +6,30 @@
 #include <algorithm>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
 
 namespace walseg {
+
+namespace {
+
+// Recovery read these segments by name, and the control file's update came between: a file
+// moved onto a segment's name then is not written into (break-it round 11 F1: a user's file
+// had pages zeroed). Checked on what was opened, before any write.
+void refuse_unless_this_wals(File& f, const WalControl& c) {
+  if (!is_this_wals_segment(f, c))
+    throw make_error(EEXIST, "open WAL", f.path(),
+                     fmt::format("\"{}\" is no longer a segment of this WAL (another file was moved onto its name "
+                                 "since recovery read it); nothing was written to it: move it out of the directory",
+                                 f.path()));
+}
+
+}  // namespace
 
 std::uint64_t clear_unfinished_record(const Directory& dir, const WalControl& c, Lsn end, Lsn stop_page) {
   const std::uint64_t bs = c.block_size_bytes, seg = c.segment_size_bytes;
@@ -27,6 +45,7 @@ std::uint64_t clear_unfinished_record(const Directory& dir, const WalControl& c,
     } catch (const Error& e) {
       if (e.errnum() != ENOENT) throw;  // a missing segment holds nothing to clear
     }
+    if (f.is_open()) refuse_unless_this_wals(f, c);
     if (f.is_open()) {
       std::vector<std::byte> zeros(bytes, std::byte{0});
       // A segment's first page goes back to the ready stamp it had before it was written:
@@ -66,6 +85,7 @@ std::uint64_t make_recovered_wal_durable(const Directory& dir, const WalControl&
     } catch (const Error& e) {
       if (e.errnum() != ENOENT) throw;  // recovery found the WAL ending at its start
     }
+    if (f.is_open()) refuse_unless_this_wals(f, c);
     if (f.is_open()) {
       for (Lsn at = pos; at < seg_end;) {
         const std::size_t n = static_cast<std::size_t>(std::min(kChunkBytes, seg_end - at));
