@@ -436,6 +436,25 @@ BOOST_AUTO_TEST_CASE(another_wals_control_file_under_the_temporary_name_is_refus
   BOOST_TEST((walseg_test::read_all(d + "/" + kControlTempFileName) == theirs));
 }
 
+// bench/crash_states.sh (seed 1796158616): a power cut inside the control file's write left
+// walseg.control.tmp 1 byte long, the first byte of the magic number, and every later open was
+// refused ("does not begin like a control file"). A prefix of a control file is walseg's.
+BOOST_AUTO_TEST_CASE(a_control_file_torn_shorter_than_its_magic_is_a_leftover) {
+  walseg_test::TempDir t;
+  const std::string d = t / "wal";
+  { auto wal = Wal::open(d, small_config()); }
+  for (const std::string prefix : {"W", "WS", "WSC"}) {
+    BOOST_TEST_CONTEXT(prefix) {
+      std::ofstream(d + "/" + kControlTempFileName, std::ios::binary) << prefix;
+      BOOST_CHECK_NO_THROW(Wal::open(d, small_config()));
+      BOOST_TEST(!walseg_test::path_exists(d + "/" + kControlTempFileName));
+    }
+  }
+  // Anything else that short is still someone's.
+  std::ofstream(d + "/" + kControlTempFileName, std::ios::binary) << "x";
+  BOOST_CHECK_THROW(Wal::open(d, small_config()), Error);
+}
+
 // The microsecond window that remained after the fix above: a file moved onto either name
 // after the last check, right before the rename (the "rename" failpoint runs there), was
 // renamed into place or replaced. Now one moved onto the temporary name is refused (the

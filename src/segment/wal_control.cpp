@@ -47,6 +47,10 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
   }
   static constexpr char kMagic[] = {'W', 'S', 'C', 'T'};  // kControlMagic in file order
   static_assert(kControlMagic == 0x54435357);
+  // A power cut inside the write can leave the file shorter than the magic number: the first
+  // bytes of it are still ours (crash_states.sh found a 1-byte walseg.control.tmp refused, so
+  // the WAL could not be opened again).
+  if (got > 0 && got < sizeof kMagic && std::memcmp(buf.data(), kMagic, got) == 0) return std::nullopt;
   if (got >= sizeof kMagic && std::memcmp(buf.data(), kMagic, sizeof kMagic) == 0) {
     // Another WAL's control file (one a user moved onto walseg.control comes out of the
     // exchange under this name) is someone's; a torn one of ours does not decode.
