@@ -75,10 +75,13 @@ constexpr std::size_t kTempCheckBytes = 64 * 1024;
 // there before walseg used the directory, so it is someone's whatever it holds (break-it round
 // 10 F5: the first opening left a user's xlogtemp.42 of zeros alone, the second removed it).
 // Unknown birth times (no lock file, a filesystem without them) leave the content rule.
+// Equal birth times count as before: timestamps come from the kernel's coarse clock (4 ms
+// here), so a file made just before the tool started can share the lock's tick (CI saw the
+// user's xlogtemp.42 removed); a leftover of walseg's from that same tick is left, the safe way.
 bool born_before_lock(const Directory& dir, const std::string& name) {
   const std::int64_t born = made_files::birth_time_ns(dir.fd(), name);
   const std::int64_t lock_born = made_files::birth_time_ns(dir.fd(), kLockFileName);
-  return born >= 0 && lock_born >= 0 && born < lock_born;
+  return born >= 0 && lock_born >= 0 && born <= lock_born;
 }
 
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
@@ -184,7 +187,7 @@ struct Scanner {
                              : info.kind == WalFileKind::kTempFile && control_is_new
                                  ? fmt::format("{} in a directory walseg had not used before", to_string(info.kind))
                              : info.kind == WalFileKind::kTempFile && born_before_lock(dir, name)
-                                 ? fmt::format("{} older than {}: there before walseg used the directory, or copied "
+                                 ? fmt::format("{} born no later than {}: there before walseg used the directory, or copied "
                                                "in with it",
                                                to_string(info.kind), kLockFileName)
                              : info.kind == WalFileKind::kTempFile
