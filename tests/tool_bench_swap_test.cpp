@@ -48,6 +48,23 @@ std::string wait_for(const std::string& parent, const std::string& rel, const st
   return "";
 }
 
+/// Runs `bench()` while a second thread moves the file `mine` onto `rel` under bench's
+/// scratch directory in `parent` the moment that name appears. Returns where the file was
+/// moved, "" when bench was done with the name first.
+template <class Bench>
+std::string race_file_onto(const std::string& parent, const std::string& rel, const std::string& mine, Bench bench) {
+  std::atomic<bool> done{false};
+  std::string moved_to;
+  std::thread racer([&] {
+    const std::string target = wait_for(parent, rel, done);
+    if (!target.empty() && ::rename(mine.c_str(), target.c_str()) == 0) moved_to = target;
+  });
+  bench();
+  done = true;
+  racer.join();
+  return moved_to;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_bench_swap, ToolTest, *boost::unit_test::precondition(tool_built))
@@ -94,16 +111,11 @@ BOOST_AUTO_TEST_CASE(AFileMovedOntoAWritePhaseSegmentIsLeftAlone) {
     fs::create_directories(parent);
     const std::string mine = dir + "/mine" + std::to_string(i) + ".txt";
     std::ofstream(mine) << "my notes " << i << "\n";
-    std::atomic<bool> done{false};
-    std::string moved_to;
-    std::thread racer([&] {
-      const std::string seg = wait_for(parent, "write/zero_write/000000010000000000000001", done);
-      if (!seg.empty() && ::rename(mine.c_str(), seg.c_str()) == 0) moved_to = seg;
+    Result r;
+    const std::string moved_to = race_file_onto(parent, "write/zero_write/000000010000000000000001", mine, [&] {
+      r = run("bench --dir '" + parent + "' --phases write --methods zero_write --segment-size 16MB --segments 2"
+              " --write-bytes 4MB");
     });
-    auto r = run("bench --dir '" + parent + "' --phases write --methods zero_write --segment-size 16MB --segments 2"
-                 " --write-bytes 4MB");
-    done = true;
-    racer.join();
     if (moved_to.empty()) continue;  // bench was done with the segment first: nothing to check
     BOOST_TEST_CONTEXT("run " << i << ": " << r.err) {
       // The user's file is where it was moved, with its bytes, and bench named it as left.
@@ -125,15 +137,10 @@ BOOST_AUTO_TEST_CASE(AFileMovedOntoARecycleRowSegmentIsNotRenamed) {
     fs::create_directories(parent);
     const std::string mine = dir + "/notes" + std::to_string(i) + ".txt";
     std::ofstream(mine) << "my notes " << i << "\n";
-    std::atomic<bool> done{false};
-    std::string moved_to;
-    std::thread racer([&] {
-      const std::string seg = wait_for(parent, "create/recycle/00000001000000000000000A", done);
-      if (!seg.empty() && ::rename(mine.c_str(), seg.c_str()) == 0) moved_to = seg;
+    Result r;
+    const std::string moved_to = race_file_onto(parent, "create/recycle/00000001000000000000000A", mine, [&] {
+      r = run("bench --dir '" + parent + "' --phases create --methods zero_write --segment-size 1MB --segments 10");
     });
-    auto r = run("bench --dir '" + parent + "' --phases create --methods zero_write --segment-size 1MB --segments 10");
-    done = true;
-    racer.join();
     if (moved_to.empty()) continue;
     ++moved;
     BOOST_TEST_CONTEXT("run " << i << ": " << r.err) {

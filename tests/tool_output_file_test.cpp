@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <thread>
 
@@ -30,6 +31,21 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+/// Starts a bench whose create phase runs some seconds with `json` as its --json file and
+/// returns once its first stdout line is out, so the JSON file was opened. Output goes to
+/// dir/out and dir/err.
+std::unique_ptr<ToolProcess> start_bench_under_way(const std::string& dir, const std::string& json) {
+  auto p = std::make_unique<ToolProcess>(
+      std::vector<std::string>{"bench", "--dir", dir, "--json", json, "--phases", "create", "--methods",
+                               "zero_write", "--segments", "6", "--segment-size", "16MB"},
+      dir + "/out", dir + "/err");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(dir + "/out").empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  BOOST_REQUIRE_MESSAGE(!slurp(dir + "/out").empty(), "bench printed nothing in 30 s");
+  return p;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_output_file, ToolTest, *boost::unit_test::precondition(tool_built))
@@ -41,17 +57,11 @@ BOOST_AUTO_TEST_CASE(BenchJsonWhoseNameIsReplacedMidRunIsNotFollowed) {
   BOOST_REQUIRE(run("write --dir '" + wal + "' --records 50 --record-size 1000" + k1MB).status == 0);
   const std::string segment = slurp(wal + kSeg1);
   const std::string json = dir + "/j.json";
-  ToolProcess p({"bench", "--dir", dir, "--json", json, "--phases", "create", "--methods", "zero_write",
-                 "--segments", "6", "--segment-size", "16MB"},
-                dir + "/out", dir + "/err");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  // Swapped once the run is under way: its first lines are out, the JSON file was opened.
-  while (slurp(dir + "/out").empty() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  auto p = start_bench_under_way(dir, json);
   BOOST_REQUIRE(fs::exists(json));
   BOOST_REQUIRE(::symlink((wal + kSeg1).c_str(), (dir + "/link").c_str()) == 0);
   BOOST_REQUIRE(::rename((dir + "/link").c_str(), json.c_str()) == 0);
-  const int raw = p.wait(120);
+  const int raw = p->wait(120);
   BOOST_TEST((raw >= 0 && WIFEXITED(raw) && WEXITSTATUS(raw) == 1), slurp(dir + "/err"));
   BOOST_TEST(contains(slurp(dir + "/err"), "was replaced"), slurp(dir + "/err"));
   BOOST_TEST((slurp(wal + kSeg1) == segment));
@@ -140,14 +150,9 @@ BOOST_AUTO_TEST_CASE(BenchJsonReplacesOnlyADocumentBenchWrote) {
 BOOST_AUTO_TEST_CASE(BenchJsonWrittenToDuringTheRunIsNotOverwritten) {
   const std::string json = dir + "/notes.json";
   std::ofstream(json).close();
-  ToolProcess p({"bench", "--dir", dir, "--json", json, "--phases", "create", "--methods", "zero_write",
-                 "--segments", "6", "--segment-size", "16MB"},
-                dir + "/out", dir + "/err");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (slurp(dir + "/out").empty() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  auto p = start_bench_under_way(dir, json);
   std::ofstream(json, std::ios::app) << "my important notes\n";
-  const int raw = p.wait(120);
+  const int raw = p->wait(120);
   BOOST_TEST((raw >= 0 && WIFEXITED(raw) && WEXITSTATUS(raw) == 1), slurp(dir + "/err"));
   BOOST_TEST(contains(slurp(dir + "/err"), "was written to during the run"), slurp(dir + "/err"));
   BOOST_TEST(slurp(json) == "my important notes\n");

@@ -56,6 +56,35 @@ void check_sync_after_writes(const std::vector<io_trace::Event>& events, const s
   }
 }
 
+/// What a kill in the middle of a 70000-byte record's write leaves: three flushed 100-byte
+/// records, then the record's first five pages (valid headers) and zeros from its sixth on.
+struct TornRecord {
+  Lsn start = 0;    // where the unfinished record starts: the end of WAL recovery must find
+  Lsn end = 0;      // where it would have ended
+  std::string seg;  // the segment holding it
+};
+
+TornRecord tear_a_multi_page_record(const std::string& dir, const Config& cfg, Appended& a) {
+  TornRecord t;
+  {
+    auto wal = Wal::open(dir, cfg);
+    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
+    wal->writer().flush(a.ends.back());
+    t.start = wal->writer().insert_lsn();
+    t.end = wal->writer().append(seq_payload(999, 70000));
+    wal->writer().flush(t.end);
+  }
+  t.seg = dir + "/" + segment_file_name(1, t.start / kSegBytes, kSegBytes);
+  const Lsn hole = t.start - t.start % kBlockBytes + 5 * kBlockBytes;
+  const Lsn hole_end = t.end - t.end % kBlockBytes + kBlockBytes;
+  BOOST_REQUIRE(hole_end / kSegBytes == t.start / kSegBytes);
+  File f = File::open(t.seg, O_RDWR);
+  std::vector<char> zeros(hole_end - hole, 0);
+  f.pwrite_all(zeros.data(), zeros.size(), hole % kSegBytes);
+  f.fdatasync();
+  return t;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(wal_writer, WalWriterFixture)
@@ -226,26 +255,9 @@ BOOST_AUTO_TEST_CASE(Resume_AfterATornMultiPageRecord_ItsEarlierPagesAreClearedA
   // holding the end, so the next recovery found a valid page after its stop and reported
   // corruption (walseg recover exit 2) although nothing flushed was damaged.
   Appended a;
-  Lsn torn_start = 0, torn_end = 0;
-  {
-    auto wal = Wal::open(dir.path(), cfg);
-    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
-    wal->writer().flush(a.ends.back());
-    torn_start = wal->writer().insert_lsn();
-    torn_end = wal->writer().append(seq_payload(999, 70000));
-    wal->writer().flush(torn_end);
-  }
-  // The kill: the record's pages from its sixth on never reached the file.
-  const std::string seg = dir / segment_file_name(1, torn_start / kSegBytes, kSegBytes);
-  {
-    const Lsn hole = torn_start - torn_start % kBlockBytes + 5 * kBlockBytes;
-    const Lsn hole_end = torn_end - torn_end % kBlockBytes + kBlockBytes;
-    BOOST_REQUIRE(hole_end / kSegBytes == torn_start / kSegBytes);
-    File f = File::open(seg, O_RDWR);
-    std::vector<char> zeros(hole_end - hole, 0);
-    f.pwrite_all(zeros.data(), zeros.size(), hole % kSegBytes);
-    f.fdatasync();
-  }
+  const TornRecord torn = tear_a_multi_page_record(dir.path(), cfg, a);
+  const Lsn torn_start = torn.start;
+  const std::string& seg = torn.seg;
   {
     auto wal = Wal::open(dir.path(), cfg);
     BOOST_REQUIRE(wal->recovery().end_lsn == torn_start);
@@ -270,24 +282,7 @@ BOOST_AUTO_TEST_CASE(Resume_AfterATornMultiPageRecord_ItsEarlierPagesAreClearedA
 // name during the update had its pages zeroed. Now what was opened is checked first.
 BOOST_AUTO_TEST_CASE(Reopen_AFileMovedOntoTheTornSegmentDuringTheOpenIsNotWritten) {
   Appended a;
-  Lsn torn_start = 0, torn_end = 0;
-  {
-    auto wal = Wal::open(dir.path(), cfg);
-    for (int i = 0; i < 3; ++i) a.add(wal->writer(), 100);
-    wal->writer().flush(a.ends.back());
-    torn_start = wal->writer().insert_lsn();
-    torn_end = wal->writer().append(seq_payload(999, 70000));
-    wal->writer().flush(torn_end);
-  }
-  const std::string seg = dir / segment_file_name(1, torn_start / kSegBytes, kSegBytes);
-  {
-    const Lsn hole = torn_start - torn_start % kBlockBytes + 5 * kBlockBytes;
-    const Lsn hole_end = torn_end - torn_end % kBlockBytes + kBlockBytes;
-    File f = File::open(seg, O_RDWR);
-    std::vector<char> zeros(hole_end - hole, 0);
-    f.pwrite_all(zeros.data(), zeros.size(), hole % kSegBytes);
-    f.fdatasync();
-  }
+  const std::string seg = tear_a_multi_page_record(dir.path(), cfg, a).seg;
   walseg_test::TempDir elsewhere;
   const std::string mine = elsewhere / "mine";
   const std::vector<char> bytes(kSegBytes, 'U');
