@@ -56,4 +56,29 @@ BOOST_AUTO_TEST_CASE(TemporaryNamesAreLabelledAsTheWriterTreatsThem) {
   BOOST_TEST(contains(line_of("walseg.control.tmp"), "not walseg's"), r.out);
 }
 
+// Issue 17 (new-user trial): in a directory without walseg.control (bench --keep's rows, a WAL
+// whose control file was lost) every 1MB or empty segment was "N bytes (not 16777216: another
+// segment size? try --segment-size)". ls now names the size, and what a first page says.
+BOOST_AUTO_TEST_CASE(WithoutAControlFileSegmentsAreLabelledByTheirSizeAndFirstPage) {
+  const std::string kept = dir + "/b";
+  fs::create_directories(kept);
+  BOOST_TEST_REQUIRE(run("bench --dir '" + kept + "' --phases create --methods zero_write,none --segments 1"
+                         " --segment-size 1MB --keep").status == 0);
+  std::string rows;
+  for (const auto& e : fs::directory_iterator(kept)) rows = e.path().string() + "/create";
+  auto z = run("ls --dir '" + rows + "/zero_write'");
+  BOOST_TEST(z.status == 0, z.err);
+  BOOST_TEST(contains(z.out, "the size of a 1MB segment"), z.out);
+  auto n = run("ls --dir '" + rows + "/none'");
+  BOOST_TEST(contains(n.out, "0 bytes (as an append-mode method"), n.out);
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  fs::remove(wal + "/walseg.control");
+  auto w = run("ls --dir '" + wal + "'");
+  BOOST_TEST(std::regex_search(w.out, std::regex("\n000000010000000000000001 [^\n]*its first page says WAL of system [0-9]+, 1MB segments")),
+             w.out);
+  BOOST_TEST(std::regex_search(w.out, std::regex("\n000000010000000000000002 [^\n]*preallocated by walseg for system")), w.out);
+  for (const auto* out : {&z.out, &n.out, &w.out}) BOOST_TEST(!contains(*out, "try --segment-size"), *out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -39,14 +39,50 @@ std::string file_type(const struct stat& st) {
   return "a device";
 }
 
-std::string describe_without_control(const WalFileInfo& info, const struct stat& st, const Config& cfg) {
+// What the first page of a segment-named file says when no control file does: a long page
+// header or walseg's ready stamp names the system and segment size (as pg_waldump learns the
+// segment size from the first page). "" for zeros or anything else.
+std::string header_says(const Directory& dir, const std::string& name) {
+  try {
+    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    std::byte b[kLongPageHeaderBytes] = {};
+    if (f.pread(b, sizeof b, 0) != sizeof b) return "";
+    const PageHeader h = decode_page_header(b);
+    const bool stamp = h.magic == kReadySegmentMagic;
+    if ((!stamp && (h.magic != kWalPageMagic || !h.is_long())) || !is_valid_segment_size(h.segment_size_bytes))
+      return "";
+    return fmt::format("; its first page says {} system {}, {} segments (no walseg.control here to check it against)",
+                       stamp ? "preallocated by walseg for" : "WAL of", h.system_id, format_size(h.segment_size_bytes));
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+// Without a control file, nothing says what segment size the directory's WAL has: a file of
+// another valid segment size is labelled by its size (bench --keep's rows, a WAL of 1MB
+// segments), and --segment-size is suggested only for sizes no segment can have.
+std::string describe_without_control(const Directory& dir, const std::string& name, const WalFileInfo& info,
+                                     const struct stat& st, const Config& cfg) {
   auto size = static_cast<std::uint64_t>(st.st_size);
   if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's ({}, not a regular file)", file_type(st));
   switch (info.kind) {
-    case WalFileKind::kSegmentFile:
-      if (size == cfg.segment_size_bytes) return fmt::format("segment name, timeline {}; whose is unknown", info.timeline);
+    case WalFileKind::kSegmentFile: {
+      const std::string head = [&] {
+        const std::string h = header_says(dir, name);
+        return h.empty() ? std::string("; whose is unknown") : h;
+      }();
+      if (size == cfg.segment_size_bytes)
+        return fmt::format("segment name, timeline {}{}", info.timeline, head);
+      if (is_valid_segment_size(size))
+        return fmt::format("segment name, timeline {}, the size of a {} segment{}", info.timeline,
+                           format_size(size), head);
+      if (size == 0 || head.rfind("; its first page", 0) == 0)
+        return fmt::format("segment name, timeline {}, {} bytes (as an append-mode method, init_method none, leaves a "
+                           "segment){}",
+                           info.timeline, size, head);
       return fmt::format("segment name, {} bytes (not {}: another segment size? try --segment-size)", size,
                          cfg.segment_size_bytes);
+    }
     case WalFileKind::kTempFile: return "temp leftover";
     case WalFileKind::kForeign: return "not walseg's";
     default: return std::string(to_string(info.kind));
@@ -114,7 +150,7 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     return "walseg's: a segment-named file walseg 0.1 moved aside (the wrong size); never used or removed "
            "(README: walseg ls, *.broken)";
   const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
-  if (!control) return describe_without_control(info, st, cfg);
+  if (!control) return describe_without_control(dir, name, info, st, cfg);
   // The scan's test (break-it round 10 F7: every temporary name was said to be removed).
   if (info.kind == WalFileKind::kTempFile)
     return temp_is_removable_leftover(dir, name, st, *control)
