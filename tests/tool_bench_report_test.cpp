@@ -9,6 +9,8 @@
 // are made with failpoints (fallocate answering EIO). Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench_report
 #include <boost/test/unit_test.hpp>
+#include <ctime>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <cmath>
 #include <fstream>
@@ -157,6 +159,17 @@ BOOST_AUTO_TEST_CASE(Tables_SayWhenAllocatedWasTakenAndOpsIsOneOverTheMedian_Ref
   BOOST_TEST((*row_of(doc, "write", "recycle"))["method_used"] == "recycled segment");
   BOOST_TEST(contains(r.out, "  * ops/s: 1 / median. allocated: st_blocks x 512 of each segment right after its creation;"), r.out);
   BOOST_TEST(contains(r.out, "right after its creation, before the commits"), r.out);
+  // Issue 17: a saved document did not say which build measured it, when, or on which kernel.
+  auto v = run("--version");
+  BOOST_TEST(doc["version"].get<std::string>() == v.out.substr(v.out.find(' ') + 1, v.out.find('\n') - v.out.find(' ') - 1),
+             v.out);
+  const std::string at = doc["started_at"].get<std::string>();
+  BOOST_TEST(std::regex_match(at, std::regex("20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z")), at);
+  std::tm tm{};
+  BOOST_TEST_REQUIRE(::strptime(at.c_str(), "%Y-%m-%dT%H:%M:%SZ", &tm) != nullptr);
+  const double age_s = std::difftime(std::time(nullptr), ::timegm(&tm));
+  BOOST_TEST((age_s >= 0 && age_s < 600), at << " is " << age_s << " s ago");
+  BOOST_TEST(doc["kernel"].get<std::string>().rfind("Linux ", 0) == 0, doc["kernel"].dump());
 }
 
 BOOST_AUTO_TEST_CASE(Progress_APhaseTitleComesBeforeItMeasures_RowsBeforeAFailureArePrinted) {

@@ -3,11 +3,13 @@
 // and ends with a verdict a DBA can act on. Output is modelled on pg_test_fsync.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -142,13 +144,24 @@ BenchSettings make_settings(const BenchArgs& a) {
 
 // What the phases produced, for the JSON file.
 struct BenchResults {
+  std::string started_at;  // ISO 8601 UTC, when the first phase started
   FsInfo fs;
   std::vector<Row> rows;
   nlohmann::json verdict;
 };
 
+// "2026-12-01T23:28:38Z".
+std::string utc_now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  char buf[32] = "";
+  if (::gmtime_r(&t, &tm) != nullptr) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases, Scratch& scratch) {
   BenchResults res;
+  res.started_at = utc_now_iso8601();
   res.fs = fs_info(scratch.root());
   print_header(s, phases, scratch.root(), res.fs);
   s.row_done = [&s](const Row& r) { print_row(s, r); };  // as pg_test_fsync: each row when measured
@@ -231,6 +244,11 @@ void finish_after_error(const BenchArgs& a, Scratch& scratch) noexcept {
 nlohmann::json results_json(const BenchSettings& s, const BenchResults& res) {
   nlohmann::json out;
   out["tool"] = "walseg bench";
+  // Which build measured what, when and on which kernel: results are compared across runs.
+  out["version"] = WALSEG_VERSION;
+  out["started_at"] = res.started_at;
+  struct utsname u{};
+  out["kernel"] = ::uname(&u) == 0 ? nlohmann::json(std::string(u.sysname) + " " + u.release) : nlohmann::json();
   out["segment_size"] = s.segment_size;
   out["write_size"] = s.write_size;
   out["write_bytes"] = std::min(s.write_bytes, s.segment_size);
