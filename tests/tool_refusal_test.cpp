@@ -234,4 +234,15 @@ BOOST_AUTO_TEST_CASE(LsLabelsWalsegsLeftoversAndListsADamagedDirectory) {
   BOOST_TEST(contains(d.out, "000000010000000000000001"), d.out);
 }
 
+// Issue 17 (new-user trial): `bench --dir /proc/x` said "not enough free space ... its
+// filesystem has 0kB free", which sends a user looking for space on a filesystem of no files.
+BOOST_AUTO_TEST_CASE(BenchOnAPseudoFilesystemSaysWhatItIs) {
+  for (const char* d : {"/proc/walseg-no-such-dir", "/sys/kernel"}) {
+    auto r = run(std::string("bench --dir ") + d + " --phases create --segments 1 --segment-size 1MB");
+    BOOST_TEST(r.status == 1, d);
+    BOOST_TEST(contains(r.err, "filesystem, which holds no files' data"), r.err);
+    BOOST_TEST(!contains(r.err, "free space"), r.err);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

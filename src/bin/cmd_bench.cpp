@@ -316,7 +316,13 @@ void run_bench(const BenchArgs& a) {
   if (!a.json.empty() && json_fd < 0) json_file.emplace(OutputFile::open("--json", a.json, "", 0, is_bench_json));
   // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
   const std::string parent = a.dir.empty() ? std::string(".") : a.dir;
-  check_free_space(bench_space_need(s, phases), fs_info(existing_ancestor(parent)).free_bytes, parent);
+  const FsInfo where = fs_info(existing_ancestor(parent));
+  // /proc, /sys and their kind: "not enough free space" would send the user looking for space.
+  if (where.total_bytes == 0)
+    throw std::runtime_error(fmt::format("\"{}\" is on a {} filesystem, which holds no files' data (statvfs: 0 blocks "
+                                         "in all): give --dir a directory on the filesystem to measure",
+                                         parent, where.type_name.empty() ? "pseudo" : where.type_name));
+  check_free_space(bench_space_need(s, phases), where.free_bytes, parent);
   StopSignals stop;  // before any thread is started, so that every thread inherits the block
   Scratch scratch = Scratch::create(parent);
   BenchResults res;
