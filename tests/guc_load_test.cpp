@@ -89,6 +89,23 @@ BOOST_AUTO_TEST_CASE(check_start_values_applies_the_defaults_that_follow_the_seg
   BOOST_TEST(r2.show("walseg.segment_size")->value == "16MB");  // unchanged on error
 }
 
+// Issue 17 (new-user trial): -c walseg.prealloc_segments=010 became 8 without a word (as
+// PostgreSQL's parse_int reads it). The value stays PostgreSQL's; a WARNING says so, naming
+// where the value came from, and only where octal and decimal differ.
+BOOST_AUTO_TEST_CASE(a_leading_zero_integer_is_octal_as_in_postgresql_and_warned_about) {
+  auto r = start("walseg.prealloc_segments = 010\nwalseg.max_size = 07GB\nwalseg.min_size = 0.5GB\n",
+                 {"walseg.segment_size=040MB"});
+  BOOST_TEST(r.ok(), to_string(r.errors));
+  BOOST_TEST(registry.get_int(names::kPreallocSegments) == 8);
+  BOOST_TEST(registry.show(names::kSegmentSize)->value == "32MB");
+  BOOST_REQUIRE(r.warnings.size() == 2u);
+  BOOST_TEST(r.warnings[0] == "walseg.prealloc_segments = 010 (file \"" + main +
+                                  "\" line 1) is read as the octal number 8, as PostgreSQL reads a leading zero; "
+                                  "write it without the leading zero for decimal");
+  BOOST_TEST(r.warnings[1].find("walseg.segment_size = 040MB (from -c) is read as the octal number 32MB") == 0,
+             r.warnings[1]);
+}
+
 BOOST_AUTO_TEST_CASE(command_line_beats_the_file) {
   auto r = start("walseg.prealloc_segments = 5\n", {"walseg.prealloc_segments=9", "walseg.recycle=off"});
   BOOST_TEST(r.ok(), to_string(r.errors));

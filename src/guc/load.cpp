@@ -84,11 +84,37 @@ bool reads_refused(const ConfigError& rule, const std::vector<ConfigError>& erro
   return false;
 }
 
+// A number with a leading zero ("010", "-07kB") is octal to PostgreSQL's parse_int (strtol
+// with base 0), and so to walseg: 010 is 8. Taken as PostgreSQL takes it, but said, since
+// digits copied from a segment file name or typed with padding mean something else to a user.
+void warn_if_octal(const Registry& next, std::string_view name, std::string_view value, const std::string& where,
+                   LoadReport& report) {
+  std::size_t i = 0;
+  while (i < value.size() && (value[i] == ' ' || value[i] == '\t')) ++i;
+  if (i < value.size() && (value[i] == '+' || value[i] == '-')) ++i;
+  if (i + 1 >= value.size() || value[i] != '0' || value[i + 1] < '0' || value[i + 1] > '9') return;
+  std::size_t j = i + 1;
+  while (j < value.size() && value[j] >= '0' && value[j] <= '9') ++j;
+  if (j < value.size() && (value[j] == '.' || value[j] == 'e' || value[j] == 'E')) return;  // a decimal real
+  std::size_t first = i;
+  while (first + 1 < j && value[first] == '0') ++first;
+  if (j - first == 1) return;  // "07": octal and decimal agree
+  const auto shown = next.show(name);
+  if (!shown) return;
+  report.warnings.push_back(fmt::format("{} = {}{} is read as the octal number {}, as PostgreSQL reads a leading "
+                                        "zero; write it without the leading zero for decimal",
+                                        name, detail::printable_cut(std::string(value)), where, shown->value));
+}
+
 void apply_items(Registry& next, const Selection& sel, Phase phase, LoadReport& report) {
-  for (const ConfigItem* item : sel.items)
+  for (const ConfigItem* item : sel.items) {
     if (auto err = next.set(item->name, item->value, Source::kFile, phase,
                             Origin{item->file, item->line}))
       report.errors.push_back(located(std::move(*err), *item));
+    else
+      warn_if_octal(next, item->name, item->value, fmt::format(" (file \"{}\" line {})", item->file, item->line),
+                    report);
+  }
 }
 
 void apply_overrides(Registry& next, std::span<const std::string> overrides, LoadReport& report) {
@@ -114,6 +140,8 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
         err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
                                 next.prefix(), prefixed);
       report.errors.push_back(std::move(*err));
+    } else {
+      warn_if_octal(next, name, std::string_view(opt).substr(eq + 1), " (from -c)", report);
     }
   }
 }
