@@ -41,6 +41,29 @@ BOOST_AUTO_TEST_CASE(huge_distance_is_capped_at_max_size) {
   BOOST_TEST(recycle_horizon(10, kMB, 5 * kMB, 100 * kMB, 1000.0 * kMB) == 109u);
 }
 
+// The bound the horizon sits at, which the extension used to work out in C from two more
+// horizon computations of its own (issue 18: one implementation of the policy).
+BOOST_AUTO_TEST_CASE(the_bound_is_named_with_the_horizon) {
+  const auto mid = recycle_horizon_bounded(10, kMB, 5 * kMB, 100 * kMB, 10.0 * kMB);
+  BOOST_TEST(mid.segno == 31u);
+  BOOST_TEST((mid.bound == HorizonBound::kDistance));
+  const auto low = recycle_horizon_bounded(10, kMB, 5 * kMB, 100 * kMB, 1.0 * kMB);  // ceil(12.09) = 13 < 14
+  BOOST_TEST(low.segno == 14u);
+  BOOST_TEST((low.bound == HorizonBound::kMinSize));
+  const auto high = recycle_horizon_bounded(10, kMB, 5 * kMB, 100 * kMB, 1000.0 * kMB);
+  BOOST_TEST(high.segno == 109u);
+  BOOST_TEST((high.bound == HorizonBound::kMaxSize));
+  // min_size = max_size: both bounds are one segment number; max_size is what caps it.
+  const auto both = recycle_horizon_bounded(10, kMB, 5 * kMB, 5 * kMB, 0.0);
+  BOOST_TEST(both.segno == 14u);
+  BOOST_TEST((both.bound == HorizonBound::kMaxSize));
+  // max_size below min_size: XLOGfileslop applies the maximum last, so it caps (the
+  // extension's regress test: max_wal_size 32MB of 16MB segments under min_wal_size 80MB).
+  const auto under = recycle_horizon_bounded(10, 16 * kMB, 80 * kMB, 32 * kMB, 0.0);
+  BOOST_TEST(under.segno == 11u);
+  BOOST_TEST((under.bound == HorizonBound::kMaxSize));
+}
+
 BOOST_AUTO_TEST_CASE(sixteen_megabyte_segments_with_postgresql_defaults) {
   // PostgreSQL defaults: min_wal_size 80 MB = 5 segments, max_wal_size 1 GB = 64 segments.
   // redo segment 100, distance 160 MB (10 segments): 160 * 2.09 = 334.4 MB = 20.9 segments;

@@ -173,10 +173,14 @@ bool		walseg_lib_segment_name(uint32_t tli, uint64_t segno, uint64_t segment_siz
 bool		walseg_lib_parse_segment_name(const char *name, uint64_t segment_size, uint32_t *tli,
 									  uint64_t *segno, char *why, size_t len) WALSEG_NOEXCEPT;
 
-/* recycle_horizon() of recycle_horizon.h. */
+/* recycle_horizon_bounded() of recycle_horizon.h: the horizon, and in *bound which of its
+ * bounds it sits at (HorizonBound: 0 max_size, 1 min_size, 2 the distance). */
+#define WALSEG_BOUND_MAX_SIZE 0
+#define WALSEG_BOUND_MIN_SIZE 1
+#define WALSEG_BOUND_DISTANCE 2
 uint64_t	walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size,
 								   uint64_t min_size, uint64_t max_size,
-								   double distance) WALSEG_NOEXCEPT;
+								   double distance, int *bound) WALSEG_NOEXCEPT;
 
 /* DistanceEstimate::observe of recycle_horizon.h on an estimate the caller keeps: returns
  * `estimate` (bytes, 0 for none yet) after a checkpoint cycle of `bytes`, as PostgreSQL's

@@ -285,10 +285,16 @@ bool walseg_lib_parse_segment_name(const char* name, uint64_t segment_size, uint
 }
 
 uint64_t walseg_recycle_horizon(uint64_t redo_segno, uint64_t segment_size, uint64_t min_size,
-                                uint64_t max_size, double distance) noexcept {
+                                uint64_t max_size, double distance, int* bound) noexcept {
+  static_assert(static_cast<int>(walseg::HorizonBound::kMaxSize) == WALSEG_BOUND_MAX_SIZE &&
+                static_cast<int>(walseg::HorizonBound::kMinSize) == WALSEG_BOUND_MIN_SIZE &&
+                static_cast<int>(walseg::HorizonBound::kDistance) == WALSEG_BOUND_DISTANCE);
   try {
-    return walseg::recycle_horizon(redo_segno, segment_size, min_size, max_size, distance);
+    const auto h = walseg::recycle_horizon_bounded(redo_segno, segment_size, min_size, max_size, distance);
+    *bound = static_cast<int>(h.bound);
+    return h.segno;
   } catch (...) {
+    *bound = WALSEG_BOUND_MIN_SIZE;
     return redo_segno;  // nothing ahead: the safe answer when the arithmetic fails
   }
 }

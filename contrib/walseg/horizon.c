@@ -43,25 +43,17 @@ walseg_horizon(XLogRecPtr insert, const WalsegCycles *cycles, WalsegCap *cap)
 {
 	XLogRecPtr	redo = GetRedoRecPtr();
 	XLogSegNo	redo_segno;
-	uint64		max_segs = (uint64) max_wal_size_mb / ((uint64) wal_segment_size / (1024 * 1024));
-	uint64		min_bytes = (uint64) min_wal_size_mb * 1024 * 1024;
-	uint64		max_bytes = (uint64) max_wal_size_mb * 1024 * 1024;
 	double		distance = insert > redo ? (double) (insert - redo) : 0.0;
-	XLogSegNo	by_max;
-	XLogSegNo	estimate;
-	XLogSegNo	at_min;
+	int			bound;
+	XLogSegNo	horizon;
 
 	if (cycles != NULL && cycles->estimate > distance)
 		distance = cycles->estimate;
 	XLByteToSeg(redo, redo_segno, wal_segment_size);
-	by_max = redo_segno + Max(max_segs, 1) - 1;
-	estimate = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes, distance);
-	at_min = walseg_recycle_horizon(redo_segno, wal_segment_size, min_bytes, max_bytes, 0.0);
-	if (by_max <= estimate)
-	{
-		*cap = WALSEG_CAP_MAX_WAL_SIZE;
-		return by_max;
-	}
-	*cap = estimate == at_min ? WALSEG_CAP_MIN_WAL_SIZE : WALSEG_CAP_CHECKPOINT_DISTANCE;
-	return estimate;
+	horizon = walseg_recycle_horizon(redo_segno, wal_segment_size, (uint64) min_wal_size_mb * 1024 * 1024,
+									 (uint64) max_wal_size_mb * 1024 * 1024, distance, &bound);
+	*cap = bound == WALSEG_BOUND_MAX_SIZE ? WALSEG_CAP_MAX_WAL_SIZE
+		: bound == WALSEG_BOUND_MIN_SIZE ? WALSEG_CAP_MIN_WAL_SIZE
+		: WALSEG_CAP_CHECKPOINT_DISTANCE;
+	return horizon;
 }

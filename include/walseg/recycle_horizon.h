@@ -38,4 +38,22 @@ SegNo recycle_horizon(SegNo redo_segno, std::uint64_t segment_size_bytes,
                       std::uint64_t min_size_bytes, std::uint64_t max_size_bytes,
                       double distance_bytes);
 
+/// Which of XLOGfileslop's bounds the horizon sits at: what a DBA raises to get more
+/// segments ahead (walseg_status() in the extension names it).
+enum class HorizonBound {
+  kMaxSize,   ///< redo_segno + max_size - 1: max_size (max_wal_size) caps it
+  kMinSize,   ///< redo_segno + min_size - 1: the distance asks for less than min_size keeps
+  kDistance,  ///< in between: the checkpoint distance estimate decides
+};
+
+struct BoundedHorizon {
+  SegNo segno = 0;  ///< recycle_horizon()'s answer
+  HorizonBound bound = HorizonBound::kMinSize;
+};
+
+/// recycle_horizon() and the bound it sits at; max_size wins where both bounds are equal.
+BoundedHorizon recycle_horizon_bounded(SegNo redo_segno, std::uint64_t segment_size_bytes,
+                                       std::uint64_t min_size_bytes, std::uint64_t max_size_bytes,
+                                       double distance_bytes);
+
 }  // namespace walseg
