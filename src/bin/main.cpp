@@ -41,7 +41,13 @@ int main(int argc, char** argv) {
   app.set_version_flag("-V,--version", std::string("walseg ") + WALSEG_VERSION);  // -V as PostgreSQL's tools
   auto& list = commands();
   std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
+  // Wide enough for "--records UINT:1..1099511627776" and its description on one line.
+  app.get_formatter()->column_width(38);
   for (auto& c : list) c.setup(app);
+  for (CLI::App* sub : app.get_subcommands({}))
+    sub->footer(
+        "Integers are decimal, or hexadecimal after 0x; a leading zero is refused (C would read octal).\n"
+        "Sizes take the units B, kB, MB, GB, TB (case-sensitive, x1024), as settings do: 16MB, 8kB.");
   // CLI11 takes the word after an option as its value even when it is another option:
   // `bench --json --keep` wrote a file named "--keep" and kept nothing. A value that looks
   // like an option (-x, --x; not "-" alone or a negative number) is a usage error instead.

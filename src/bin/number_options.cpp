@@ -76,7 +76,7 @@ CLI::Validator integer_in(std::uint64_t min, std::uint64_t max) {
         if (err.empty()) text = std::to_string(v);
         return err;
       },
-      fmt::format("{} .. {}; decimal without leading zeros, or 0x hex", min, max));
+      fmt::format("{}..{}", min, max));  // the form is said once, in every command's help footer
 }
 
 // Why `text` is not seconds in the range, or "".
@@ -99,7 +99,7 @@ CLI::Validator seconds_in(double min, bool min_inclusive, double max) {
                                           : fmt::format("greater than {} and at most {}", min, max);
   return CLI::Validator(
       [=](std::string& text) { return check_seconds(text, min, min_inclusive, max, range); },
-      fmt::format("seconds, {}", range));
+      min_inclusive ? fmt::format("{}..{}", min, max) : fmt::format("(>{})..{}", min, max));  // the error says it in words
 }
 
 }  // namespace walseg::tool

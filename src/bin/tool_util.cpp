@@ -78,7 +78,7 @@ std::uint64_t parse_segment_size_option(const std::string& option, const std::st
 }
 
 std::string size_option_help(const std::string& what) {
-  return what + "; units B, kB, MB, GB, TB (case-sensitive, x1024); a number without a unit is bytes";
+  return what + "; a number without a unit is bytes";  // the units: every command's help footer
 }
 
 InitMethod parse_method_option(const std::string& text) {
