@@ -4,6 +4,9 @@
 #define BOOST_TEST_MODULE tool_create
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "tool_test_util.h"
 
 using namespace walseg_test;
@@ -67,6 +70,33 @@ BOOST_AUTO_TEST_CASE(OtherTimeline_SameNumbers_AreNotTaken) {
   auto r = run("create --dir '" + dir + "/wal' --count 2 --timeline 2 " + kSmall);
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(fs::exists(dir + "/wal/000000020000000000000001"));
+}
+
+// The new-user trial: create --method zero_write on a WAL of append-mode segments (made by
+// none, never written) removed them all and took the WAL out of append mode, exit 0; create
+// only adds segments, so it refuses, and nothing changes.
+BOOST_AUTO_TEST_CASE(AFullSizeMethodOnAnAppendModeWal_IsRefusedAndRemovesNothing) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("create --dir '" + wal + "' --method none --count 3 -c walseg.segment_size=1MB").status == 0);
+  const auto before = entries(wal);
+  const std::string control = [&] {
+    std::ostringstream s;
+    s << std::ifstream(wal + "/walseg.control", std::ios::binary).rdbuf();
+    return s.str();
+  }();
+  for (const char* method : {"zero_write", "posix_fallocate", "sparse"}) {
+    auto r = run("create --dir '" + wal + "' --method " + std::string(method) + " --start 5");
+    BOOST_TEST(r.status == 1, method << ": " << r.err);
+    BOOST_TEST(contains(r.err, "its WAL is written in append mode"), r.err);
+    BOOST_TEST(contains(r.err, "nothing was created or removed"), r.err);
+    BOOST_TEST(!contains(r.err, "removed \""), r.err);
+  }
+  BOOST_TEST((entries(wal) == before));
+  std::ostringstream after;
+  after << std::ifstream(wal + "/walseg.control", std::ios::binary).rdbuf();
+  BOOST_TEST((after.str() == control));
+  // The WAL's own mode still works: none adds a segment.
+  BOOST_TEST(run("create --dir '" + wal + "' --start 5").status == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

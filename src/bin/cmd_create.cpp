@@ -48,6 +48,18 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
                                  "full-size method (e.g. --method zero_write)",
                                  to_string(m.config().init_method), a.dir, kControlFileName,
                                  to_string(m.config().init_method)));
+  // The other way round: a WAL whose segments are made for appends stays so. The manager would
+  // take a full-size method as the start of full-size writing and remove the append-mode
+  // segments never written, but create only adds segments (the new-user trial: create
+  // --method zero_write removed four 44-byte segments and took the WAL out of append mode).
+  if (!append_mode(m.config().init_method) && control.append_mode)
+    throw make_error(EINVAL, "create", a.dir,
+                     fmt::format("cannot create {} segments in \"{}\": its WAL is written in append mode ({}), and {} "
+                                 "makes full-size segments; nothing was created or removed. Use an append-mode "
+                                 "method (--method none or fallocate_keep_size), or start a WAL of full-size "
+                                 "segments in a new directory",
+                                 to_string(m.config().init_method), a.dir, kControlFileName,
+                                 to_string(m.config().init_method)));
   // What to suggest: past the WAL and past every name of this timeline already taken, so that
   // following the advice never meets the next refusal.
   std::optional<SegNo> highest;
