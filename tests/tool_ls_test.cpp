@@ -28,7 +28,7 @@ BOOST_AUTO_TEST_CASE(AppendModeSegments_BrokenFilesAndControlCharacters_AreLabel
   BOOST_TEST(std::regex_search(r.out, std::regex("\\n000000010000000000000001 +44 +\\d+  segment of this WAL, [^\\n]*append mode")), r.out);
   BOOST_TEST(!contains(r.out, "try --segment-size"), r.out);
   BOOST_TEST(contains(r.out, "000000010000000000000009.broken"), r.out);
-  BOOST_TEST(contains(r.out, "walseg's: a segment-named file walseg 0.1 moved aside"), r.out);
+  BOOST_TEST(contains(r.out, "a name walseg 0.1 gave a segment-named file it moved aside"), r.out);
   BOOST_TEST(contains(r.out, "bad\\x01name"), r.out);
   BOOST_TEST(!contains(r.out, "bad\x01name"), r.out);
 }
@@ -81,6 +81,43 @@ BOOST_AUTO_TEST_CASE(WithoutAControlFileSegmentsAreLabelledByTheirSizeAndFirstPa
              w.out);
   BOOST_TEST(std::regex_search(w.out, std::regex("\n000000010000000000000007 [^\n]*preallocated by walseg for system")), w.out);
   for (const auto* out : {&z.out, &n.out, &w.out}) BOOST_TEST(!contains(*out, "try --segment-size"), *out);
+}
+
+// The new-user trial: 1MB of random bytes named "...09.broken" was "walseg's: a segment-named
+// file walseg 0.1 moved aside", the line a real segment got, though README told the user to
+// check with ls that the file is a segment of this WAL before bringing it back.
+BOOST_AUTO_TEST_CASE(ABrokenFileIsSaidToBeThisWalsOnlyWhenItsFirstPageIs) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 1500 --record-size 1kB -c walseg.segment_size=1MB").status == 0);
+  fs::copy_file(wal + "/000000010000000000000001", wal + "/000000010000000000000001.broken");
+  std::ofstream(wal + "/000000010000000000000009.broken", std::ios::binary) << std::string(1 << 20, 'R');
+  {
+    std::ifstream in(wal + "/000000010000000000000001", std::ios::binary);
+    std::string head(5000, '\0');
+    in.read(head.data(), 5000);
+    std::ofstream(wal + "/000000010000000000000001.broken.2", std::ios::binary) << head;
+  }
+  const std::string other = dir + "/other";
+  BOOST_TEST_REQUIRE(run("write --dir '" + other + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  fs::copy_file(other + "/000000010000000000000001", wal + "/000000010000000000000003.broken");
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  auto line_of = [&](const std::string& name) {
+    const auto at = r.out.find("\n" + name + " ");
+    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  };
+  BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "walseg's: "), r.out);
+  BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "its first page is this WAL's"), r.out);
+  for (const char* n : {"000000010000000000000009.broken", "000000010000000000000001.broken.2",
+                        "000000010000000000000003.broken"})
+    BOOST_TEST_CONTEXT(n) {
+      BOOST_TEST(!line_of(n).empty(), r.out);
+      BOOST_TEST(!contains(line_of(n), "walseg's: "), line_of(n));
+      BOOST_TEST(!contains(line_of(n), "bring it back"), line_of(n));
+    }
+  BOOST_TEST(contains(line_of("000000010000000000000009.broken"), "no WAL page"), r.out);
+  BOOST_TEST(contains(line_of("000000010000000000000001.broken.2"), "not a whole segment"), r.out);
+  BOOST_TEST(contains(line_of("000000010000000000000003.broken"), "not this WAL's"), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

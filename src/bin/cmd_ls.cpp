@@ -39,23 +39,56 @@ std::string file_type(const struct stat& st) {
   return "a device";
 }
 
-// What the first page of a segment-named file says when no control file does: a long page
-// header or walseg's ready stamp names the system and segment size (as pg_waldump learns the
-// segment size from the first page). "" for zeros or anything else.
-std::string header_says(const Directory& dir, const std::string& name) {
+// What a first page names: a long page header or walseg's ready stamp carries the system and
+// segment size (as pg_waldump learns the segment size from the first page).
+struct FirstPage {
+  bool stamp = false;  // walseg's ready stamp: preallocated, nothing written yet
+  std::uint64_t system_id = 0;
+  std::uint64_t segment_size_bytes = 0;
+};
+
+std::optional<FirstPage> first_page(const Directory& dir, const std::string& name) {
   try {
     File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     std::byte b[kLongPageHeaderBytes] = {};
-    if (f.pread(b, sizeof b, 0) != sizeof b) return "";
+    if (f.pread(b, sizeof b, 0) != sizeof b) return std::nullopt;
     const PageHeader h = decode_page_header(b);
     const bool stamp = h.magic == kReadySegmentMagic;
     if ((!stamp && (h.magic != kWalPageMagic || !h.is_long())) || !is_valid_segment_size(h.segment_size_bytes))
-      return "";
-    return fmt::format("; its first page says {} system {}, {} segments (no walseg.control here to check it against)",
-                       stamp ? "preallocated by walseg for" : "WAL of", h.system_id, format_size(h.segment_size_bytes));
+      return std::nullopt;
+    return FirstPage{stamp, h.system_id, h.segment_size_bytes};
   } catch (const Error&) {
-    return "";
+    return std::nullopt;
   }
+}
+
+std::string page_text(const FirstPage& p) {
+  return fmt::format("{} system {}, {} segments", p.stamp ? "preallocated by walseg for" : "WAL of", p.system_id,
+                     format_size(p.segment_size_bytes));
+}
+
+// When no control file says whose a segment-named file is. "" for zeros or anything else.
+std::string header_says(const Directory& dir, const std::string& name) {
+  const auto p = first_page(dir, name);
+  return p ? fmt::format("; its first page says {} (no walseg.control here to check it against)", page_text(*p)) : "";
+}
+
+// walseg 0.1's moved-aside files: whether the file is this WAL's is what a user bringing it
+// back must know (the new-user trial: 1MB of random bytes under such a name was "walseg's").
+std::string describe_broken(const Directory& dir, const std::string& name, const struct stat& st,
+                            const std::optional<WalControl>& control) {
+  const std::string what = "a name walseg 0.1 gave a segment-named file it moved aside; walseg never uses or removes it";
+  const auto p = first_page(dir, name);
+  if (!p) return what + "; its first page is no WAL page: not a segment to bring back";
+  if (!control) return fmt::format("{}; its first page says {} (no walseg.control here to check it against)", what, page_text(*p));
+  if (p->system_id != control->system_id || p->segment_size_bytes != control->segment_size_bytes)
+    return fmt::format("{}; its first page says {}: not this WAL's", what, page_text(*p));
+  if (static_cast<std::uint64_t>(st.st_size) != control->segment_size_bytes)
+    return fmt::format("{}; its first page is this WAL's, but it is {} bytes, not {}: not a whole segment", what,
+                       st.st_size, control->segment_size_bytes);
+  return fmt::format("walseg's: {}; its first page is this WAL's ({}): README (walseg ls, *.broken) says how to "
+                     "bring it back",
+                     what, page_text(*p));
 }
 
 // Without a control file, nothing says what segment size the directory's WAL has: a file of
@@ -146,9 +179,7 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     return "walseg's leftover: a control file being replaced when a writer stopped (removed when a writer "
            "opens the directory)";
   }
-  if (is_broken_name(name) && S_ISREG(st.st_mode))
-    return "walseg's: a segment-named file walseg 0.1 moved aside (the wrong size); never used or removed "
-           "(README: walseg ls, *.broken)";
+  if (is_broken_name(name) && S_ISREG(st.st_mode)) return describe_broken(dir, name, st, control);
   const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
   if (!control) return describe_without_control(dir, name, info, st, cfg);
   // The scan's test (break-it round 10 F7: every temporary name was said to be removed).
