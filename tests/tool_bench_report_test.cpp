@@ -9,14 +9,21 @@
 // are made with failpoints (fallocate answering EIO). Skipped when the tool has not been built.
 #define BOOST_TEST_MODULE tool_bench_report
 #include <boost/test/unit_test.hpp>
-#include <ctime>
-#include <regex>
-#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "tool_test_util.h"
 
@@ -189,6 +196,35 @@ BOOST_AUTO_TEST_CASE(Progress_APhaseTitleComesBeforeItMeasures_RowsBeforeAFailur
   BOOST_TEST(contains(a.out, "\nWAL appends, one writer"), a.out);
   BOOST_TEST(contains(a.out, "\n  zero_write           pwrite"), a.out);  // measured before the failure
   BOOST_TEST(!contains(a.out, "\n  posix_fallocate"), a.out);
+}
+
+// The new-user trial: two default runs, both with `other: yes` in their Device I/O tables, gave
+// opposite advice, and neither verdict said its figures were disturbed. A second writer on the
+// same disk runs through the write phase here.
+BOOST_AUTO_TEST_CASE(AVerdictMeasuredBesideAnotherWriterSaysSo) {
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    const int fd = ::open((dir + "/other-writer").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) return;
+    const std::string block(64 * 1024, 'w');
+    for (off_t off = 0; !stop; off = (off + 65536) % (8 << 20))
+      if (::pwrite(fd, block.data(), block.size(), off) < 0 || ::fdatasync(fd) != 0) break;
+    ::close(fd);
+  });
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods zero_write,sparse --segment-size 1MB"
+               " --segments 2 --write-bytes 512kB --json '" + dir + "/j.json'");
+  stop = true;
+  writer.join();
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  bool flagged = false;
+  for (const auto& row : doc["rows"]) flagged = flagged || row.value("device_other_io", false);
+  if (!flagged) {
+    BOOST_TEST_MESSAGE("skipped: no row saw the other writer (no block-device counters here?)");
+    return;
+  }
+  BOOST_TEST((doc["verdict"]["other_io_during"] == nlohmann::json::array({"write"})), doc["verdict"].dump());
+  BOOST_TEST(contains(r.out, "caution: something else used the disk while the write phase measured"), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

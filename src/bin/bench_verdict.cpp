@@ -157,6 +157,18 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
   }
   v["both"] = both;
   v["both_row"] = cs[w.chosen].name;
+  // Another writer on the disk moves commit latencies more than the methods differ (the
+  // new-user trial: two default runs 9 minutes apart, both flagged, gave opposite advice).
+  std::vector<std::string> disturbed;
+  for (const Row& r : rows)
+    if (r.device.other_io && std::find(disturbed.begin(), disturbed.end(), r.phase) == disturbed.end())
+      disturbed.push_back(r.phase);
+  v["other_io_during"] = disturbed;
+  if (!disturbed.empty())
+    fmt::print("  caution: something else used the disk while the {} phase{} measured (the Device I/O table's "
+               "`other` column): its commits' figures, and this verdict, may not hold. Run bench again when the "
+               "disk is quiet; advice two runs agree on is worth more than one run's\n",
+               fmt::join(disturbed, " and "), disturbed.size() == 1 ? "" : "s");
   return v;
 }
 
