@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +226,23 @@ BOOST_AUTO_TEST_CASE(AVerdictMeasuredBesideAnotherWriterSaysSo) {
   }
   BOOST_TEST((doc["verdict"]["other_io_during"] == nlohmann::json::array({"write"})), doc["verdict"].dump());
   BOOST_TEST(contains(r.out, "caution: something else used the disk while the write phase measured"), r.out);
+}
+
+// The new-user trial: with walseg.init_method = auto the switch phase's unpooled and pooled
+// runs each probed, and ran zero_write and posix_fallocate. auto is now decided once.
+BOOST_AUTO_TEST_CASE(AutoIsProbedOnceForTheSwitchAndCommitPhases) {
+  auto r = run("bench --dir '" + dir + "' --phases switch,commit --switch-boundaries 8 --clients 1 --commit-seconds 0.2"
+               " -c walseg.init_method=auto --json '" + dir + "/j.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  std::size_t probes = 0;
+  for (std::size_t at = 0; (at = r.err.find("walseg.init_method = auto chose", at)) != std::string::npos; ++at) ++probes;
+  BOOST_TEST(probes == 1u, r.err);
+  BOOST_TEST(contains(r.out, "for the switch and commit phases, probed once for all of them"), r.out);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
+  std::set<std::string> methods;
+  for (const auto& row : doc["rows"])
+    if (row["phase"] == "commit" || (row["phase"] == "switch" && row["config"] != "recycled")) methods.insert(row["method"]);
+  BOOST_TEST(methods.size() == 1u, doc["rows"].dump());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -27,6 +27,7 @@
 #include "number_options.h"
 #include "output_file.h"
 #include "settings_options.h"
+#include "walseg/auto_method.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
 
@@ -159,19 +160,35 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+// walseg.init_method = auto for the switch and commit phases, probed once in the scratch
+// directory, so that every configuration and client count runs one method (the new-user trial:
+// the switch phase's unpooled and pooled runs each probed, and ran zero_write and
+// posix_fallocate, so the pool's effect was mixed with the method's).
+InitMethod auto_for_wal_phases(const BenchSettings& s, Scratch& scratch) {
+  Directory d = scratch.make_dir("auto-wal-phases");
+  const AutoDecision a = choose_init_method(d, s.config);
+  fmt::print("walseg.init_method = auto: {} for the switch and commit phases, probed once for all of them (its "
+             "numbers: the LOG line)\n",
+             to_string(a.method));
+  return a.method;
+}
+
 BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases, Scratch& scratch) {
   BenchResults res;
   res.started_at = utc_now_iso8601();
   res.fs = fs_info(scratch.root());
   print_header(s, phases, scratch.root(), res.fs);
   s.row_done = [&s](const Row& r) { print_row(s, r); };  // as pg_test_fsync: each row when measured
+  BenchSettings wal_s = s;
+  const bool wal_phases = std::any_of(phases.begin(), phases.end(), [](const std::string& p) { return p == "switch" || p == "commit"; });
+  if (wal_phases && s.config.init_method == InitMethod::kAuto) wal_s.config.init_method = auto_for_wal_phases(s, scratch);
   for (const auto& p : phases) {
     print_phase_head(s, p);
     auto got = p == "create"   ? bench_create(s, scratch)
                : p == "write"  ? bench_write(s, scratch)
-               : p == "switch" ? bench_switch(s, scratch)
+               : p == "switch" ? bench_switch(wal_s, scratch)
                : p == "append" ? bench_append(s, scratch)
-                               : bench_commit(s, scratch);
+                               : bench_commit(wal_s, scratch);
     res.rows.insert(res.rows.end(), got.begin(), got.end());
     print_phase_foot(s, res.fs, res.rows, p);
     if (p == "write" || p == "append") print_device_rows(res.rows, p);
