@@ -148,64 +148,65 @@ BOOST_AUTO_TEST_CASE(custom_fill_replaces_the_method_and_its_result_is_stat_ed) 
 }
 
 // Break-it round 5 F1b: a file moved onto the temporary name during the fill was renamed to
-// the segment's name (and, when the fill failed, removed). What remained of it: one moved
-// there after the check, right before the rename (the "rename" failpoint runs there), was
-// installed; it is now seen there after the rename and put back under the name it was moved to.
-BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_or_before_the_rename_is_not_installed) {
-  for (const char* at : {"create.after_fill", "rename"}) {
-    BOOST_TEST_CONTEXT(at) {
-      failpoint::Spec move;
-      move.kind = failpoint::Kind::kCall;
-      std::string temp_name;
-      move.call = [&] {
-        for (const auto& e : d.list())
-          if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
-        std::ofstream(dir / "mine") << "a user's file";
-        BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
-      };
-      failpoint::arm(at, move);
-      BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
-                            [](const Error& e) { return e.errnum() == EEXIST; });
-      failpoint::disarm_all();
-      BOOST_REQUIRE(!temp_name.empty());
-      BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
-      std::ifstream in(dir / temp_name);
-      std::string text((std::istreambuf_iterator<char>(in)), {});
-      BOOST_TEST(text == "a user's file");
-      BOOST_REQUIRE(::unlink((dir / temp_name).c_str()) == 0);
-    }
-  }
-}
-
-// Break-it round 7 F4: when a second file took the temporary name before the one that went in
-// could go back, the put-back failed with EEXIST and the first stayed under the segment's name.
-// It now goes under a name walseg never uses, and both are left.
-BOOST_AUTO_TEST_CASE(a_file_installed_in_a_race_goes_aside_when_the_temporary_name_is_taken_again) {
+// the segment's name (and, when the fill failed, removed). Moved there during the fill, it is
+// seen before the rename and left under the temporary name.
+BOOST_AUTO_TEST_CASE(a_file_moved_onto_the_temporary_name_during_the_fill_is_not_installed) {
   failpoint::Spec move;
   move.kind = failpoint::Kind::kCall;
-  move.times = 2;  // the install's rename, then the put-back's
   std::string temp_name;
-  int calls = 0;
   move.call = [&] {
-    if (temp_name.empty())
-      for (const auto& e : d.list())
-        if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
-    std::ofstream(dir / "mine") << (calls++ == 0 ? "file A" : "file B");
+    for (const auto& e : d.list())
+      if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+    std::ofstream(dir / "mine") << "a user's file";
     BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
   };
-  failpoint::arm("rename", move);
+  failpoint::arm("create.after_fill", move);
   BOOST_CHECK_EXCEPTION(create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite)), Error,
                         [](const Error& e) { return e.errnum() == EEXIST; });
   failpoint::disarm_all();
-  BOOST_TEST(calls == 2);
+  BOOST_REQUIRE(!temp_name.empty());
   BOOST_TEST(!walseg_test::path_exists(dir / kSeg));
-  std::vector<std::string> texts;
-  for (const auto& e : d.list()) {
-    std::ifstream in(dir / e.name);
-    texts.emplace_back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream in(dir / temp_name);
+  BOOST_TEST(std::string((std::istreambuf_iterator<char>(in)), {}) == "a user's file");
+}
+
+// What the name can no longer tell after the rename: a file moved onto the temporary name in
+// the microsecond before it (the "rename" failpoint runs there) went in instead, or walseg's
+// went in and was at once replaced by a user's (break-it round 13 F4: "putting it back" moved
+// the user's new file to the temporary name, or, with that taken, to a third name, round 7
+// F4). Either way nothing more is renamed: what is under the segment's name stays there,
+// named in the error, and no other name appears.
+BOOST_AUTO_TEST_CASE(a_file_under_the_segment_name_right_after_the_rename_is_left_where_it_is) {
+  for (const char* at : {"rename", "create.before_install_check"}) {
+    BOOST_TEST_CONTEXT(at) {
+      failpoint::Spec move;
+      move.kind = failpoint::Kind::kCall;
+      move.call = [&] {
+        std::string temp_name;
+        for (const auto& e : d.list())
+          if (e.name.starts_with("xlogtemp.")) temp_name = e.name;
+        std::ofstream(dir / "mine") << "a user's file";
+        if (std::string(at) == "rename") {  // onto the temporary name, which then goes in
+          BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / temp_name).c_str()) == 0);
+        } else {  // walseg's segment is in; the user replaces it at once
+          BOOST_REQUIRE(::rename((dir / "mine").c_str(), (dir / kSeg).c_str()) == 0);
+        }
+      };
+      failpoint::arm(at, move);
+      try {
+        create_segment(d, kSeg, kSize, options(InitMethod::kZeroWrite));
+        BOOST_FAIL("installed over a file it did not make");
+      } catch (const Error& e) {
+        BOOST_TEST(e.errnum() == EEXIST);
+        BOOST_TEST(std::string(e.what()).find("walseg leaves what is there as it is") != std::string::npos, e.what());
+      }
+      failpoint::disarm_all();
+      std::ifstream in(dir / kSeg);
+      BOOST_TEST(std::string((std::istreambuf_iterator<char>(in)), {}) == "a user's file");
+      BOOST_TEST(list_names(dir.path()) == std::vector<std::string>{kSeg}, boost::test_tools::per_element());
+      BOOST_REQUIRE(::unlink((dir / kSeg).c_str()) == 0);
+    }
   }
-  std::sort(texts.begin(), texts.end());
-  BOOST_TEST(texts == (std::vector<std::string>{"file A", "file B"}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(recycle_renames_then_fsyncs_the_directory) {

@@ -173,29 +173,22 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   } catch (const Error& e) {
     throw annotate(e, dir.path_of(final_), size_, method_);
   }
-  // A file moved onto the temporary name between the check and the rename went in instead:
-  // it goes back to the name it was put under, and the segment is not installed.
+  // What is under the segment's name now is not the file walseg made: either a file moved onto
+  // the temporary name between the check and the rename went in instead, or walseg's went in
+  // and was removed or replaced at once. Which, no name can tell, so nothing more is renamed:
+  // putting "it" back moved a user's new file away from the name they gave it (break-it round
+  // 13 F4; round 7 F4 had it renamed to a third name). The writer refuses a foreign file
+  // under a segment name, so it stays unused, and the error says where it is.
+  failpoint::hit("create.before_install_check");
   if (temp_stat_.st_ino != 0 && !dir.names_file(final_, temp_stat_)) {
-    // Back under the temporary name; if that fails (another file took it meanwhile: break-it
-    // round 7 F4), under a name neither walseg nor PostgreSQL (which removes every xlogtemp.*
-    // at a crash start) uses or removes, said in a WARNING.
-    try {
-      dir.rename_noreplace(final_, temp_);
-    } catch (const Error&) {
-      static std::atomic<unsigned> displaced{0};
-      const std::string aside = fmt::format("not-walseg.{}.{}.{}", final_, ::getpid(), displaced++);
-      try {
-        dir.rename_noreplace(final_, aside);
-      } catch (const Error& e) {
-        throw annotate(e, dir.path_of(final_), size_, method_);
-      }
-      log(LogLevel::kWarning,
-          fmt::format("a file moved onto \"{}\" while walseg installed segment \"{}\" went in instead, and another "
-                      "took the temporary name meanwhile; walseg moved the first to \"{}\" and left both: they are "
-                      "not walseg's, move them out of the directory",
-                      dir.path_of(temp_), dir.path_of(final_), dir.path_of(aside)));
-    }
-    throw not_ours();
+    const std::string temp = dir.path_of(temp_);
+    temp_.clear();
+    throw make_error(EEXIST, "rename", dir.path_of(final_),
+                     fmt::format("could not install segment \"{}\": right after walseg renamed its temporary file "
+                                 "\"{}\" to that name, the name held another file or none (one moved onto the "
+                                 "temporary name went in instead, or walseg's was removed or replaced at once); "
+                                 "walseg leaves what is there as it is: if it is yours, move it out of the directory",
+                                 dir.path_of(final_), temp));
   }
   temp_.clear();  // renamed: no longer ours to remove
   report_.times.rename_us = micros_since(t);
