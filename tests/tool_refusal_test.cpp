@@ -79,6 +79,32 @@ BOOST_AUTO_TEST_CASE(AnAckLogUnderOneOfTheWalsOwnNamesIsRefused) {
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
 }
 
+// Break-it round 13 F3: any file whose first six bytes were "start " was taken for an ack log
+// and appended to (a user's notes gained a start line and an ack line per commit). One whose
+// end a crash cut short still is one, and is appended to.
+BOOST_AUTO_TEST_CASE(AnAckLogIsOneByItsLinesNotItsFirstSixBytes) {
+  const std::string wal = dir + "/wal";
+  auto slurp = [](const std::string& p) {
+    std::ostringstream s;
+    s << std::ifstream(p, std::ios::binary).rdbuf();
+    return s.str();
+  };
+  const std::string notes = write("notes.txt", "start the service with systemctl\nthen check logs\n");
+  const std::string lines = write("lines.txt", "start 1 2 3\nack 1 0 0 99\nmy notes\n");
+  for (const std::string& f : {notes, lines}) {
+    const std::string before = slurp(f);
+    auto r = run("write --dir '" + wal + "' --records 3 --ack-log '" + f + "'" + k1MB);
+    BOOST_TEST(r.status == 2, f << ": " << r.err);
+    BOOST_TEST(contains(r.err, "is not an ack log"), r.err);
+    BOOST_TEST(slurp(f) == before);
+  }
+  const std::string acks = dir + "/acks.log";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3 --ack-log '" + acks + "'" + k1MB).status == 0);
+  std::ofstream(acks, std::ios::app | std::ios::binary) << std::string("ack 12 0 5", 10) << std::string(3, '\0');
+  BOOST_TEST(run("write --dir '" + wal + "' --records 3 --ack-log '" + acks + "'" + k1MB).status == 0);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 3 --ack-log '" + acks + "'" + k1MB).status == 0);
+}
+
 // Break-it round 7 F6 and L2: the refusal above compared the directories only when both
 // existed, so an ack log in a WAL directory still to be made, or reached through a symbolic
 // link, was appended to walseg.control (every record unreadable); and an ack log in a missing

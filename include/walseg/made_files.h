@@ -9,9 +9,10 @@
 // an inode number the filesystem hands to someone else's file afterwards is not taken for
 // ours. A rename keeps a file's identity, so a recycled segment stays ours.
 // A file of ours removed by other means than Directory (by a user) stays noted, so another
-// file that reuses its inode number would look ours: made() also compares the birth time
-// (statx), which such a file does not share. XXX: where the filesystem keeps no birth time,
-// the identity alone decides; made() is for a host that checks the name too.
+// file that reuses its inode number would look ours: made() also compares its Mark (the birth
+// time, or where the filesystem keeps none the inode generation), which such a file does not
+// share. Where the filesystem keeps neither (some FUSE and network ones), nothing counts as
+// made: the host leaves its files rather than risk another's.
 //
 // Not for: deciding what is in a WAL (walseg.control and the segments' system identifier do).
 // Cost when off: one relaxed atomic load per call site. Thread-safety: every function may be
@@ -33,19 +34,35 @@ extern std::atomic<bool> tracking;
 /// Whether tracking is on: the one relaxed load each call site makes first.
 inline bool active() noexcept { return detail::tracking.load(std::memory_order_relaxed); }
 
+/// What tells a file from a later one under the same inode number: its birth time (statx
+/// STATX_BTIME, nanoseconds since the epoch) or, where the filesystem keeps none, its inode
+/// generation (FS_IOC_GETVERSION: ext2/3/4). -1 for each that is unknown.
+struct Mark {
+  std::int64_t born_ns = -1;
+  std::int64_t generation = -1;
+};
+/// Whether two marks are of one file: the birth times where either is known, else the
+/// generations; false where neither is known (no proof is no match).
+bool same_file(const Mark& made_as, const Mark& now) noexcept;
+/// The mark of `name` in `dirfd` (not following a link); for the generation a regular file
+/// is opened read-only. Never throws: unknown parts are -1.
+Mark mark_of(int dirfd, const std::string& name) noexcept;
+
 /// Turns tracking on. Files made before are not known.
 void start();
 /// Notes the file open on `fd` (fstat) as made by this process (the io layer calls it).
 void note_made(int fd) noexcept;
-/// Forgets the file with this identity: its name was removed (the io layer calls it).
-void note_removed(std::uint64_t dev, std::uint64_t ino) noexcept;
+/// Forgets the file with this identity and mark: its name was removed (the io layer calls
+/// it, with the mark taken before the removal). An entry with another mark is a file made
+/// since under the freed inode number, and stays.
+void note_removed(std::uint64_t dev, std::uint64_t ino, const Mark& removed) noexcept;
 /// The birth time (statx STATX_BTIME, not following a link) of `name` in `dirfd`, in
 /// nanoseconds since the epoch; -1 where it is unknown (the filesystem keeps none, or the
 /// name is gone). The comparison made() makes, for a caller that orders files by it.
 std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept;
 
 /// Whether the file `name` in the directory `dirfd`, whose lstat is `st`, is one this process
-/// made while tracking was on: the same device, inode and (where kept) birth time.
+/// made while tracking was on: the same device and inode, and the same Mark (same_file).
 bool made(int dirfd, const std::string& name, const struct stat& st);
 
 }  // namespace walseg::made_files

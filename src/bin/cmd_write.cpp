@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <regex>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -71,16 +72,54 @@ void refuse_ack_log_in_the_wal(const WriteArgs& a) {
                                             log.parent_path().string()));
 }
 
-// An existing ack log is appended to only if it is one: its first line is a start line.
-std::optional<std::string> is_ack_log(int fd, off_t) {
-  char head[6] = {};
-  ssize_t n;
-  do {
-    n = ::pread(fd, head, sizeof head, 0);
-  } while (n < 0 && errno == EINTR);
-  if (n == static_cast<ssize_t>(sizeof head) && std::string_view(head, sizeof head) == "start ") return std::nullopt;
-  return "exists and is not an ack log (its first line is not a start line): walseg will not append to it; "
-         "give another path";
+// An existing ack log is appended to only if it is one: its first line is a start line and
+// the complete lines at its end are start or ack lines, each as this command writes them (break-
+// it round 13 F3: any file whose first six bytes were "start " was appended to, a user's notes
+// among them). A line cut short at the very end (a crash mid-write) is allowed.
+bool is_ack_log_line(std::string_view line) {
+  static const std::regex start_line("start [0-9]{1,20} [0-9]{1,20} [0-9]{1,10}");
+  static const std::regex ack_line("ack [0-9]{1,20} [0-9]{1,10} [0-9]{1,20} [0-9]{1,20}");
+  if (std::regex_match(line.begin(), line.end(), start_line) || std::regex_match(line.begin(), line.end(), ack_line))
+    return true;
+  // A run that started after a line a crash cut short (or zeros a power cut left) appended
+  // its start line to that line's remains.
+  const std::size_t at = line.rfind("start ");
+  return at != std::string_view::npos && at > 0 && std::regex_match(line.begin() + static_cast<std::ptrdiff_t>(at), line.end(), start_line);
+}
+
+std::optional<std::string> is_ack_log(int fd, off_t size) {
+  const std::string refused =
+      "exists and is not an ack log (its first line is not a start line, or its last lines are not start and ack "
+      "lines as walseg write writes them): walseg will not append to it; give another path";
+  auto read_at = [fd](off_t off, std::size_t n) {
+    std::string b(n, '\0');
+    std::size_t got = 0;
+    while (got < n) {
+      const ssize_t r = ::pread(fd, b.data() + got, n - got, off + static_cast<off_t>(got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;
+      got += static_cast<std::size_t>(r);
+    }
+    b.resize(got);
+    return b;
+  };
+  constexpr std::size_t kLook = 4096;
+  const std::string head = read_at(0, kLook);
+  const std::size_t nl = head.find('\n');
+  if (nl == std::string::npos || !is_ack_log_line(std::string_view(head).substr(0, nl))) return refused;
+  const off_t tail_at = size > static_cast<off_t>(kLook) ? size - static_cast<off_t>(kLook) : 0;
+  std::string tail = read_at(tail_at, kLook);
+  // Whole lines only: from the first newline on when the tail starts mid-file, up to the last.
+  std::size_t from = tail_at > 0 ? tail.find('\n') + 1 : 0;
+  const std::size_t last_nl = tail.rfind('\n');
+  if (from == 0 && tail_at > 0) return refused;  // no newline in 4 kB: not lines of ours
+  if (last_nl == std::string::npos || last_nl < from) return std::nullopt;  // only the checked first line
+  for (std::size_t at = from; at <= last_nl;) {
+    const std::size_t e = tail.find('\n', at);
+    if (!is_ack_log_line(std::string_view(tail).substr(at, e - at))) return refused;
+    at = e + 1;
+  }
+  return std::nullopt;
 }
 
 void run_write(const WriteArgs& a) {

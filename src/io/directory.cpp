@@ -147,8 +147,9 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
   const auto [dev, ino] = rec ? identity_of(fd(), from) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
   // The file `to` named, if any, is gone once the rename is made.
   const auto replaced = made_files::active() ? identity_of(fd(), to) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  const made_files::Mark mark = replaced.second != 0 ? made_files::mark_of(fd(), to) : made_files::Mark{};
   if (err == 0 && ::renameat(fd(), from.c_str(), fd(), to.c_str()) != 0) err = errno;
-  if (err == 0 && replaced.second != 0) made_files::note_removed(replaced.first, replaced.second);
+  if (err == 0 && replaced.second != 0) made_files::note_removed(replaced.first, replaced.second, mark);
   if (rec) io_record::record_name_op(Op::kRename, path_of(from), path_of(to), dev, ino, err);
   done("rename", path_of(to), err);
   if (err != 0)
@@ -229,8 +230,10 @@ bool Directory::unlink(const std::string& name, bool missing_ok) {
   const bool rec = io_record::active();
   const bool track = made_files::active();
   const auto [dev, ino] = rec || track ? identity_of(fd(), name) : std::pair<std::uint64_t, std::uint64_t>{0, 0};
+  const made_files::Mark mark = track && ino != 0 ? made_files::mark_of(fd(), name) : made_files::Mark{};
   if (err == 0 && ::unlinkat(fd(), name.c_str(), 0) != 0) err = errno;
-  if (err == 0 && track && ino != 0) made_files::note_removed(dev, ino);
+  if (err == 0 && track) failpoint::hit("unlink.before_forget");
+  if (err == 0 && track && ino != 0) made_files::note_removed(dev, ino, mark);
   done("unlink", path_of(name), err);
   if (rec) io_record::record_name_op(Op::kUnlink, path_of(name), "", dev, ino, err);
   if (err == ENOENT && missing_ok) return false;
