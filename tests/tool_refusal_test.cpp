@@ -252,7 +252,7 @@ BOOST_AUTO_TEST_CASE(LsLabelsWalsegsLeftoversAndListsADamagedDirectory) {
   put_file(wal + "/000000010000000000000009.broken", 4096);
   auto l = run("ls --dir '" + wal + "'" + k1MB);
   BOOST_TEST(contains(l.out, "walseg's leftover: a control file being replaced"), l.out);
-  BOOST_TEST(contains(l.out, "walseg 0.1 moved aside"), l.out);
+  BOOST_TEST(contains(l.out, "a name walseg 0.1 gave a segment-named file it moved aside"), l.out);
   std::ofstream(wal + "/walseg.control", std::ios::trunc) << "damaged";
   auto d = run("ls --dir '" + wal + "'" + k1MB);
   BOOST_TEST(d.status == 1);
