@@ -271,4 +271,40 @@ BOOST_AUTO_TEST_CASE(BenchOnAPseudoFilesystemSaysWhatItIs) {
   }
 }
 
+// The new-user trial: `walseg dump --dir pg/data/pg_wal` said only "holds segment files ... but
+// no walseg.control ... If this is a walseg WAL whose walseg.control was lost, restore that file
+// from a backup", sending a DBA looking for a backup of a file PostgreSQL never had.
+BOOST_AUTO_TEST_CASE(PostgresqlsPgWalIsNamedAsSuch) {
+  const std::string data = dir + "/data", wal = data + "/pg_wal";
+  fs::create_directories(wal + "/archive_status");
+  std::ofstream(data + "/PG_VERSION") << "15\n";
+  put_file(wal + "/000000010000000000000001", 1 << 20);
+  for (const std::string cmd : {"dump", "recover", "write"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "It looks like PostgreSQL's pg_wal (it has an archive_status directory)"), r.err);
+    BOOST_TEST(contains(r.err, "read PostgreSQL's WAL with pg_waldump"), r.err);
+  }
+  fs::remove(wal + "/archive_status");
+  auto r = run("dump --dir '" + wal + "'");
+  BOOST_TEST(contains(r.err, "(PG_VERSION is beside it)"), r.err);
+}
+
+// The new-user trial: ls --segment-size 1MB on a 16MB WAL, and dump or recover with
+// -c walseg.segment_size=16MB on a 1MB WAL, ignored the size without a word, while write and
+// create refuse it. Readers go on with the WAL's own size, and say so.
+BOOST_AUTO_TEST_CASE(ReadersSayASegmentSizeThatIsNotTheWalsIsNotUsed) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  const std::string warning = "is not this WAL's segment size: its walseg.control says 1MB segments";
+  for (const std::string& args : {"ls --dir '" + wal + "' --segment-size 16MB", "dump --dir '" + wal + "' -c walseg.segment_size=16MB",
+                                 "recover --dir '" + wal + "' -c walseg.segment_size=16MB"}) {
+    auto r = run(args);
+    BOOST_TEST(r.status == 0, args << ": " << r.err);
+    BOOST_TEST(contains(r.err, warning), args << ": " << r.err);
+  }
+  for (const std::string& args : {"ls --dir '" + wal + "'", "recover --dir '" + wal + "'" + k1MB})
+    BOOST_TEST(!contains(run(args).err, "WARNING"), args);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -134,4 +134,9 @@ bool is_this_wals_segment(File& f, const WalControl& control);
 bool temp_is_removable_leftover(const Directory& dir, const std::string& name, const struct stat& st,
                                 const WalControl& control);
 
+/// What a directory without walseg.control that holds segment files most likely is, for the
+/// refusal's message: " It looks like PostgreSQL's pg_wal (...): ..." when it has an
+/// archive_status directory or PG_VERSION beside it, else "". Never throws.
+std::string postgresql_pg_wal_hint(const Directory& dir);
+
 }  // namespace walseg

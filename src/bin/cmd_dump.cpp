@@ -12,6 +12,7 @@
 #include <fcntl.h>
 
 #include "walseg/dir_lock.h"
+#include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/file.h"
 #include "walseg/segment_name.h"
@@ -33,18 +34,21 @@ struct ReadArgs {
 
 // The WAL's control file says where it starts and what its sizes are; nothing is learnt from
 // file names. A directory with segment files but no control file is not read as if empty.
-std::optional<WalReaderOptions> reader_options(const ReadArgs& a) {
+std::optional<WalReaderOptions> reader_options(const ReadArgs& a, std::uint64_t segment_size_given) {
   std::optional<WalControl> control = read_control(a.dir);
   if (!control) {
-    for (const auto& e : Directory::open(a.dir).list())
+    const Directory dir = Directory::open(a.dir);
+    for (const auto& e : dir.list())
       if (parse_segment_file_name(e.name, kMinSegmentSizeBytes))
         throw make_error(EINVAL, "read WAL", a.dir,
                          fmt::format("directory \"{}\" holds segment files (\"{}\" among them) but no {}: "
                                      "walseg cannot tell which WAL they belong to or where it starts. If this "
-                                     "is a walseg WAL whose {} was lost, restore that file from a backup",
-                                     a.dir, e.name, kControlFileName, kControlFileName));
+                                     "is a walseg WAL whose {} was lost, restore that file from a backup.{}",
+                                     a.dir, e.name, kControlFileName, kControlFileName,
+                                     postgresql_pg_wal_hint(dir)));
     return std::nullopt;
   }
+  warn_if_not_the_wals_segment_size(segment_size_given, "walseg.segment_size", control->segment_size_bytes);
   WalReaderOptions o = reader_options_for(*control);
   if (a.timeline != 0 && a.timeline != control->timeline) {
     // Another timeline's WAL: a mistyped number is not a damaged WAL, and the control file's
@@ -73,9 +77,10 @@ DirLock lock_for_reading(const std::string& path) {
 
 // One line per record, in pg_waldump's layout.
 void run_dump(const ReadArgs& a) {
-  load_config(a.settings);  // the reader takes its sizes from walseg.control; bad settings still refuse
+  // The reader takes its sizes from walseg.control; bad settings still refuse.
+  const std::uint64_t given = segment_size_set_in(load_registry(a.settings));
   DirLock lock = lock_for_reading(a.dir);
-  const auto options = reader_options(a);
+  const auto options = reader_options(a, given);
   if (!options) {
     fmt::print("no WAL in \"{}\" (no {})\n", a.dir, kControlFileName);
     return;
@@ -122,9 +127,9 @@ void run_dump(const ReadArgs& a) {
 }
 
 void run_recover(const ReadArgs& a) {
-  load_config(a.settings);
+  const std::uint64_t given = segment_size_set_in(load_registry(a.settings));
   DirLock lock = lock_for_reading(a.dir);
-  const auto options = reader_options(a);
+  const auto options = reader_options(a, given);
   if (!options) {
     fmt::print("end of WAL: none (no WAL in \"{}\": no {})\nrecords: 0\ncorruption: no\n", a.dir, kControlFileName);
     return;

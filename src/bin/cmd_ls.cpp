@@ -15,6 +15,7 @@
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
 #include "walseg/dir_scan.h"
+#include "walseg/guc_definitions.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
@@ -206,7 +207,9 @@ std::string printable(const std::string& name) {
 }
 
 void run_ls(const LsArgs& a) {
-  Config cfg = load_config(a.settings);
+  const guc::Registry registry = load_registry(a.settings);
+  const std::uint64_t given = segment_size_set_in(registry);
+  Config cfg = guc::make_config(registry);
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   check_segment_size(cfg.segment_size_bytes);
   Directory dir = Directory::open(a.dir);
@@ -215,6 +218,14 @@ void run_ls(const LsArgs& a) {
   bool damaged = false;
   try {
     control = read_control(dir);
+    if (control) {
+      // What the user set is a guess where walseg.control says what the WAL has.
+      if (!a.segment_size.empty())
+        warn_if_not_the_wals_segment_size(cfg.segment_size_bytes, "--segment-size " + a.segment_size,
+                                          control->segment_size_bytes);
+      else
+        warn_if_not_the_wals_segment_size(given, "walseg.segment_size", control->segment_size_bytes);
+    }
     if (control) fmt::print("{}: {}\n", kControlFileName, describe(*control));
     else fmt::print("{}: none (not a walseg WAL directory, or its control file was lost)\n", kControlFileName);
   } catch (const Error& e) {
@@ -238,7 +249,8 @@ RegisterCommand reg("ls", [](CLI::App& app) {
   auto a = std::make_shared<LsArgs>();
   auto* cmd = app.add_subcommand("ls", "list a WAL directory and classify each file");
   cmd->add_option("--dir", a->dir, "WAL directory")->required();
-  cmd->add_option("--segment-size", a->segment_size, size_option_help("segment size (default: walseg.segment_size)"));
+  cmd->add_option("--segment-size", a->segment_size,
+                  size_option_help("segment size where the directory has no walseg.control, which says its own (default: walseg.segment_size)"));
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_ls(*a); });
 });

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "tool_util.h"
 #include "walseg/guc_definitions.h"
 #include "walseg/error.h"
 #include "walseg/guc_file.h"
@@ -69,6 +70,17 @@ guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_
 
 Config load_config(const SettingsOptions& opts, const std::string& wal_dir) {
   return guc::make_config(load_registry(opts, wal_dir));
+}
+
+void warn_if_not_the_wals_segment_size(std::uint64_t given, const std::string& how, std::uint64_t wals) {
+  if (given == 0 || given == wals) return;
+  std::fprintf(stderr, "WARNING:  %s is not this WAL's segment size: its walseg.control says %s segments, and those "
+                       "are what is read\n", how.c_str(), format_size(wals).c_str());
+}
+
+std::uint64_t segment_size_set_in(const guc::Registry& registry) {
+  const auto row = registry.show("walseg.segment_size");
+  return row && row->source != "default" ? guc::make_config(registry).segment_size_bytes : 0;
 }
 
 }  // namespace walseg::tool

@@ -40,4 +40,15 @@ guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_
 /// make_config(load_registry(opts, wal_dir)); throws as load_registry.
 Config load_config(const SettingsOptions& opts, const std::string& wal_dir = "");
 
+/// For the commands that only read a WAL (ls, dump, recover), which take the segment size
+/// from its walseg.control: a WARNING on stderr when the user set another one (`given`, in
+/// bytes, named by `how`: "--segment-size 1MB", "walseg.segment_size"), saying which is used
+/// (the new-user trial: a contradicting size was ignored without a word, while write and
+/// create refuse it).
+void warn_if_not_the_wals_segment_size(std::uint64_t given, const std::string& how, std::uint64_t wals);
+
+/// The walseg.segment_size `registry` has from a settings file or -c, in bytes; 0 when it is
+/// the default.
+std::uint64_t segment_size_set_in(const guc::Registry& registry);
+
 }  // namespace walseg::tool

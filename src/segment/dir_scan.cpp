@@ -222,6 +222,17 @@ bool is_walseg_bookkeeping_file(const std::string& name) {
   return name == kLockFileName || name == kAutoCacheFileName || name == kControlFileName;
 }
 
+std::string postgresql_pg_wal_hint(const Directory& dir) {
+  struct stat st{};
+  const bool archive_status = ::fstatat(dir.fd(), "archive_status", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+  const bool pg_version = ::fstatat(dir.fd(), "../PG_VERSION", &st, 0) == 0 && S_ISREG(st.st_mode);
+  if (!archive_status && !pg_version) return "";
+  return fmt::format(" It looks like PostgreSQL's pg_wal ({}): walseg reads and writes only a WAL it made itself, "
+                     "known by its {}; read PostgreSQL's WAL with pg_waldump",
+                     archive_status ? "it has an archive_status directory" : "PG_VERSION is beside it",
+                     kControlFileName);
+}
+
 bool is_walseg_file_name(const std::string& name) {
   return parse_segment_file_name(name, kMinSegmentSizeBytes).has_value() || parse_temp_file_name(name).has_value() ||
          name == kControlTempFileName || is_walseg_bookkeeping_file(name);

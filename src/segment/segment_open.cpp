@@ -67,8 +67,8 @@ void refuse_segments_without_control(const Directory& dir) {
     refuse(dir, fmt::format("it holds segment files (\"{}\" among them) but no {}, so walseg cannot tell "
                             "which WAL they belong to or where it starts, and will not write over them. "
                             "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
-                            "otherwise use an empty directory",
-                            e.name, kControlFileName, kControlFileName));
+                            "otherwise use an empty directory.{}",
+                            e.name, kControlFileName, kControlFileName, postgresql_pg_wal_hint(dir)));
   }
 }
 
