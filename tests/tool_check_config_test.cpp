@@ -80,4 +80,21 @@ BOOST_AUTO_TEST_CASE(AByteOrderMark_IsSkippedWithAWarning) {
   BOOST_TEST(contains(show.err, "byte-order mark"), show.err);
 }
 
+// The new-user trial: walsg.init_method = sparse (a typo of the prefix) and a bare
+// init_method were ignored, as names outside walseg. are, and check-config said "valid (0
+// walseg settings set in it)"; create then used zero_write. check-config warns now, but not
+// about PostgreSQL's own names or another extension's.
+BOOST_AUTO_TEST_CASE(ANameThatLooksLikeAWalsegSettingIsWarnedAbout) {
+  const std::string f = write("typo.conf", "walsg.init_method = sparse\ninit_method = none\nshared_buffers = 128MB\n"
+                                           "block_size = 8192\nauto_explain.min_size = 3\n");
+  auto r = run("check-config '" + f + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.err, "WARNING:  \"walsg.init_method\" on line 1 of \"" + f +
+                                 "\" is not a walseg setting and is ignored, as names outside \"walseg.\" are: did you "
+                                 "mean \"walseg.init_method\"?"),
+             r.err);
+  BOOST_TEST(contains(r.err, "\"init_method\" on line 2"), r.err);
+  for (const char* quiet : {"shared_buffers", "block_size", "auto_explain"}) BOOST_TEST(!contains(r.err, quiet), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,9 +1,11 @@
 // walseg check-config [FILE]: validates a settings file set (FILE or --config, with includes,
 // plus any -c options) with the start rules, lists every error and exits 1 if there is one.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <stdexcept>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "command.h"
 #include "settings_options.h"
 #include "walseg/guc_definitions.h"
+#include "walseg/guc_file.h"
 
 namespace walseg::tool {
 namespace {
@@ -19,6 +22,52 @@ struct CheckOptions {
   SettingsOptions settings;
   std::string file;
 };
+
+// Edit distance of two short names (a typo of the prefix: walsg, wlaseg, walseg_).
+std::size_t distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A file's names outside walseg.'s prefix are ignored, as PostgreSQL's for the server, so a
+// mistyped prefix or a forgotten one made a setting vanish with "is valid" (the new-user
+// trial: walsg.init_method = sparse, then create used zero_write). check-config says so for
+// a name that is one of walseg's with another prefix close to walseg's, or with none when no
+// PostgreSQL setting has that name (block_size, commit_delay, segment_size and wal_buffers are
+// PostgreSQL's too).
+std::vector<std::string> ignored_lookalikes(const guc::Registry& registry, const guc::ParsedFiles& files) {
+  static const std::set<std::string> kPostgresNames = {"block_size", "commit_delay", "segment_size", "wal_buffers"};
+  std::set<std::string> shorts;
+  for (const auto& def : registry.definitions()) shorts.insert(std::string(def.name.substr(registry.prefix().size())));
+  std::vector<std::string> out;
+  for (const guc::ConfigItem& item : files.items) {
+    if (registry.owns_name(item.name)) continue;
+    std::string name = item.name;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::size_t dot = name.rfind('.');
+    const std::string tail = dot == std::string::npos ? name : name.substr(dot + 1);
+    if (!shorts.count(tail)) continue;
+    const std::string prefix = std::string(registry.prefix());
+    const bool lookalike = dot == std::string::npos
+                               ? !kPostgresNames.count(tail)
+                               : distance(name.substr(0, dot + 1), prefix) <= 2;
+    if (lookalike)
+      out.push_back(fmt::format("\"{}\" on line {} of \"{}\" is not a walseg setting and is ignored, as names "
+                                "outside \"{}\" are: did you mean \"{}{}\"?",
+                                item.name, item.line, item.file, prefix, prefix, tail));
+  }
+  return out;
+}
 
 void run(CheckOptions opts) {
   // One settings file per run: which of two would be checked is not for the tool to guess.
@@ -37,6 +86,9 @@ void run(CheckOptions opts) {
   guc::LoadReport report = apply_settings(opts.settings, registry);
   for (const auto& note : report.notes) fmt::print("LOG:  {}\n", note);
   for (const auto& w : report.warnings) fmt::print(stderr, "WARNING:  {}\n", w);
+  if (!opts.settings.config_file.empty())
+    for (const auto& w : ignored_lookalikes(registry, guc::parse_config_file(opts.settings.config_file)))
+      fmt::print(stderr, "WARNING:  {}\n", w);
   // In the order of the files as they were read and of the lines in each, -c's last (the
   // new-user trial: a missing include on line 10 came first, then lines 8, 4, 5, ...).
   std::vector<guc::ConfigError> errors = report.errors;
