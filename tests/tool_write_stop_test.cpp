@@ -7,8 +7,10 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -95,6 +97,34 @@ BOOST_AUTO_TEST_CASE(AClosedStdoutEndsTheRunLikeSigpipeWithTheSummaryOnStderr) {
       BOOST_TEST(contains(r.out, "corruption: no"), r.out);
     }
   }
+}
+
+// The new-user trial: on a full filesystem `write` exited 1 with the ENOSPC error alone, no
+// count of what was acknowledged and no end of WAL (recover later found 510 records). A
+// tmpfs of 12 MB (root only) fills in well under a second.
+BOOST_AUTO_TEST_CASE(AnErrorStillSaysWhatWasAcknowledgedAndWhereTheWalEnds) {
+  if (::geteuid() != 0) {
+    BOOST_TEST_MESSAGE("skipped: mounting a tmpfs needs root");
+    return;
+  }
+  const std::string mnt = dir + "/small";
+  fs::create_directories(mnt);
+  BOOST_TEST_REQUIRE(std::system(("mount -t tmpfs -o size=12m tmpfs '" + mnt + "'").c_str()) == 0);
+  struct Unmount {
+    std::string m;
+    ~Unmount() { (void)std::system(("umount '" + m + "'").c_str()); }
+  } unmount{mnt};
+  auto r = run("write --dir '" + mnt + "/wal' --seconds 20 --record-size 64kB -c walseg.segment_size=1MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "No space left on device"), r.err);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(r.err, m, std::regex("stopped by the error below after ([0-9]+) acknowledged "
+                                                            "commits; each is in the WAL, which ends at ([0-9A-F]+/[0-9A-F]+)")),
+                     r.err);
+  BOOST_TEST(contains(r.out, m[1].str() + " commits of 65536 bytes"), r.out);
+  auto rec = run("recover --dir '" + mnt + "/wal'");
+  BOOST_TEST(contains(rec.out, "records: " + m[1].str() + "\n"), rec.out);
+  BOOST_TEST(contains(rec.out, "end of WAL: " + m[2].str() + "\n"), rec.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

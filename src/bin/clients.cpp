@@ -57,7 +57,7 @@ void AckLog::ack(std::uint64_t run, int client, std::uint64_t seq, Lsn end_lsn) 
 
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
                       double seconds, std::uint64_t checkpoint_segment_bytes, AckLog* ack_log,
-                      const std::function<bool()>& stop) {
+                      const std::function<bool()>& stop, bool rethrow) {
   std::atomic<std::uint64_t> issued{0};
   std::mutex mu;
   ClientRun m;
@@ -93,8 +93,15 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
   for (auto& t : threads) t.join();
   m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   // A client's error first: when the writer failed, the checkpointer met the same one.
-  if (failure) std::rethrow_exception(failure);
-  ckpt.throw_if_failed();
+  if (!failure) {
+    try {
+      ckpt.throw_if_failed();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (failure && rethrow) std::rethrow_exception(failure);
+  m.failure = failure;
   return m;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <string>
 #include <utility>
@@ -46,6 +47,7 @@ struct ClientRun {
   std::vector<double> us;  ///< one sample per commit: append + flush, microseconds
   double seconds = 0;      ///< wall time of the whole run
   std::uint64_t run_id = 0;  ///< in every payload's tag (see above)
+  std::exception_ptr failure;  ///< with rethrow = false: the error that ended the run, if any
 };
 
 /// Runs `clients` threads until `commits` commits are done in total or, if seconds > 0,
@@ -58,9 +60,10 @@ struct ClientRun {
 /// ack_log, if given, records the start and every acknowledgement (AckLog); it must outlive
 /// the call. stop (if set) is asked before each commit; once it returns true every client
 /// stops after its commit in progress and the run returns what was measured (bench's stop
-/// signals).
+/// signals). rethrow = false: an error is returned in `failure` with what was measured up to
+/// it (every sample is an acknowledged commit), for a summary of what was acknowledged.
 ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std::uint64_t commits,
                       double seconds, std::uint64_t checkpoint_segment_bytes = 0, AckLog* ack_log = nullptr,
-                      const std::function<bool()>& stop = {});
+                      const std::function<bool()>& stop = {}, bool rethrow = true);
 
 }  // namespace walseg::tool

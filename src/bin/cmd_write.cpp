@@ -154,11 +154,14 @@ void run_write(const WriteArgs& a) {
     ack_file->refuse_in(a.dir);  // a WAL directory made or moved where the log's directory was
     ack_log.emplace(std::move(*ack_file));
   }
+  // An error (a full disk, say) still gets the summary of what was acknowledged before it
+  // (the new-user trial: ENOSPC ended a run with the error alone; recover later found 510
+  // records).
   ClientRun run = run_clients(w, size, a.clients, a.records, a.seconds, 0, ack_log ? &*ack_log : nullptr,
-                              [] { return stop_signal() != 0; });
+                              [] { return stop_signal() != 0; }, false);
   // A clean end, as PostgreSQL's shutdown checkpoint: from now on a record missing below
   // here is damage, not a torn tail.
-  wal->checkpoint();
+  if (!run.failure) wal->checkpoint();
   double elapsed = run.seconds;
   Summary s = summarize(run.us);
   WalWriterStats st = w.stats();
@@ -183,6 +186,12 @@ void run_write(const WriteArgs& a) {
     request_stop(SIGPIPE);
   }
   if (stop_signal() == SIGPIPE) std::fputs(summary.c_str(), stderr);
+  if (run.failure) {
+    std::fprintf(stderr, "walseg write: stopped by the error below after %llu acknowledged commits; each is in the "
+                 "WAL, which ends at %s\n",
+                 static_cast<unsigned long long>(s.n), format_lsn(w.flushed_lsn()).c_str());
+    std::rethrow_exception(run.failure);
+  }
   if (const int signo = stop_signal(); signo != 0) {
     std::fprintf(stderr, "walseg write: interrupted by %s after %llu acknowledged commits; each is in the WAL, "
                  "which ends at %s\n",
