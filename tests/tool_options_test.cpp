@@ -345,4 +345,14 @@ BOOST_AUTO_TEST_CASE(HelpCommand_IsHelp) {
   BOOST_TEST(contains(r.out, "ls [OPTIONS]"), r.out);
 }
 
+// The new-user trial: `write --segment-size 1MB` was a usage error ("The following arguments
+// were not expected"), though create, ls and bench take the option.
+BOOST_AUTO_TEST_CASE(WriteTakesSegmentSizeAsCreateDoes) {
+  const std::string wal = dir + "/wal";
+  auto r = run("write --dir '" + wal + "' --segment-size 1MB --records 5");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "1MB segments"));
+  BOOST_TEST(run("write --dir '" + wal + "' --segment-size 3MB --records 5").status == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -35,6 +35,7 @@ struct WriteArgs {
   std::string dir;
   std::uint64_t records = 1000;
   std::string record_size = "100";
+  std::string segment_size;  ///< --segment-size, as create's: "" for walseg.segment_size
   int clients = 1;
   double seconds = 0;
   std::string ack_log;
@@ -131,6 +132,8 @@ void run_write(const WriteArgs& a) {
                                             a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
                                             format_size(kMaxPayloadBuffersBytes)));
   Config cfg = load_config(a.settings, a.dir);
+  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
+  check_segment_size(cfg.segment_size_bytes);
   // Before the open, which takes a writer epoch and may make the directory: a refused run
   // changes nothing.
   if (size > WalWriter::max_payload_bytes(cfg))
@@ -208,6 +211,10 @@ RegisterCommand reg("write", [](CLI::App& app) {
   cmd->add_option("--records", a->records, "records to write in total (default 1000; ignored with --seconds)")
       ->transform(integer_in(1, std::uint64_t{1} << 40));
   cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"));
+  // As create's, ls's and bench's (the new-user trial: `write --segment-size 1MB` was "not expected").
+  cmd->add_option("--segment-size", a->segment_size,
+                  size_option_help("segment size of a new WAL, e.g. 1MB (default: walseg.segment_size, or an existing "
+                                   "WAL's own)"));
   cmd->add_option("--clients", a->clients, "concurrent clients (default 1)")->transform(integer_in(1, 1024));
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (default 0: use --records)")
       ->transform(seconds_in(0, true, 86400));
