@@ -97,4 +97,17 @@ BOOST_AUTO_TEST_CASE(ANameThatLooksLikeAWalsegSettingIsWarnedAbout) {
   for (const char* quiet : {"shared_buffers", "block_size", "auto_explain"}) BOOST_TEST(!contains(r.err, quiet), r.err);
 }
 
+// The new-user trial: `check-config good.conf --config ./good.conf` was "give one settings
+// file" (one file, two spellings), and with -c walseg.recycle=on over the file's own setting
+// the file was said to set 0 settings, the -c not mentioned.
+BOOST_AUTO_TEST_CASE(OneFileUnderTwoSpellingsIsOneAndTheCountSaysWhatTheFileSets) {
+  const std::string f = write("good.conf", "walseg.recycle = off\n");
+  const std::string dotted = dir + "/./good.conf";
+  auto r = run("check-config '" + f + "' --config '" + dotted + "' -c walseg.recycle=on");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "is valid (1 walseg setting set in it), and so is the -c setting (1 given)"), r.out);
+  const std::string other = write("other.conf", "walseg.recycle = on\n");
+  BOOST_TEST(run("check-config '" + f + "' --config '" + other + "'").status == 2);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

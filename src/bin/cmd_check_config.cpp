@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <stdexcept>
 #include <memory>
 #include <set>
@@ -71,7 +72,12 @@ std::vector<std::string> ignored_lookalikes(const guc::Registry& registry, const
 
 void run(CheckOptions opts) {
   // One settings file per run: which of two would be checked is not for the tool to guess.
-  if (!opts.file.empty() && !opts.settings.config_file.empty() && opts.file != opts.settings.config_file)
+  // One file under two spellings (good.conf and ./good.conf) is one file.
+  auto same = [](const std::string& x, const std::string& y) {
+    std::error_code ec;
+    return x == y || std::filesystem::equivalent(x, y, ec);
+  };
+  if (!opts.file.empty() && !opts.settings.config_file.empty() && !same(opts.file, opts.settings.config_file))
     throw std::invalid_argument(fmt::format("check-config: give one settings file, FILE or --config (got \"{}\" and "
                                             "\"{}\"); check each in its own run, or include one from the other",
                                             opts.file, opts.settings.config_file));
@@ -114,11 +120,20 @@ void run(CheckOptions opts) {
     fmt::print("-c settings are valid ({} given)\n", opts.settings.overrides.size());
     return;
   }
-  int from_file = 0;
-  for (const auto& row : registry.show_all())
-    if (!row.sourcefile.empty()) ++from_file;
-  fmt::print("configuration file \"{}\" is valid ({} walseg setting{} set in it)\n",
-             opts.settings.config_file, from_file, from_file == 1 ? "" : "s");
+  // What the file sets, whether or not a -c overrides it (the new-user trial: "0 walseg
+  // settings set in it" for a file setting walseg.recycle that -c set again).
+  std::set<std::string> in_file;
+  for (const guc::ConfigItem& item : guc::parse_config_file(opts.settings.config_file).items)
+    if (registry.owns_name(item.name) && registry.find(item.name) != nullptr) {
+      std::string n = item.name;
+      for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      in_file.insert(n);
+    }
+  const std::size_t from_file = in_file.size();
+  const std::size_t from_c = opts.settings.overrides.size();
+  fmt::print("configuration file \"{}\" is valid ({} walseg setting{} set in it){}\n", opts.settings.config_file,
+             from_file, from_file == 1 ? "" : "s",
+             from_c == 0 ? std::string() : fmt::format(", and so {} ({} given)", from_c == 1 ? "is the -c setting" : "are the -c settings", from_c));
 }
 
 RegisterCommand reg("check-config", [](CLI::App& app) {
