@@ -5,6 +5,7 @@
 #define BOOST_TEST_MODULE tool_output_file
 #include <boost/test/unit_test.hpp>
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +169,20 @@ BOOST_AUTO_TEST_CASE(DotDotAfterALinkIsResolvedAsTheKernelDoes) {
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(fs::exists(dir + "/deep/a.log"));
   BOOST_TEST(!fs::exists(dir + "/a.log"));
+}
+
+// The new-user trial: a bench stopped by SIGTERM (exit 143) left the empty --json file it had
+// made. It is removed now; an empty file the user made stays.
+BOOST_AUTO_TEST_CASE(AnInterruptedBenchRemovesTheEmptyJsonFileItMadeOnly) {
+  for (const bool users : {false, true}) {
+    const std::string json = dir + (users ? "/users.json" : "/new.json");
+    if (users) std::ofstream(json).close();
+    auto p = start_bench_under_way(dir, json);
+    BOOST_REQUIRE(::kill(p->pid(), SIGTERM) == 0);
+    const int raw = p->wait(120);
+    BOOST_TEST((raw >= 0 && WIFEXITED(raw) && WEXITSTATUS(raw) == 143), slurp(dir + "/err"));
+    BOOST_TEST(fs::exists(json) == users, json);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

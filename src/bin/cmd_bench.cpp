@@ -353,17 +353,20 @@ void run_bench(const BenchArgs& a) {
     // blocked, so this is where the shell's SIGPIPE would have been.
     if (e.code().value() != EPIPE) {
       finish_after_error(a, scratch);
+      if (json_file) json_file->remove_if_unwritten();
       throw;
     }
     signo = SIGPIPE;
   } catch (...) {
     finish_after_error(a, scratch);
+    if (json_file) json_file->remove_if_unwritten();
     throw;
   }
   check_stdout_reader();
   if (signo == 0) signo = stop_signal();  // one that arrived after the last check
   finish_scratch(a, scratch, signo);
   if (signo != 0) {
+    if (json_file) json_file->remove_if_unwritten();
     exit_status() = 128 + signo;  // as a shell reports a process killed by that signal
     return;
   }

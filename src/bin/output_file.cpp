@@ -57,7 +57,10 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   if (::fstatat(dfd, kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0)
     throw refuse("is in a WAL directory (it holds walseg.control): put it elsewhere");
   out.refuse_in(wal_dir);
-  const int fd = open_retrying(dfd, name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+  // Exclusively first, so that a file this run made is known (remove_if_unwritten).
+  int fd = open_retrying(dfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+  out.created_ = fd >= 0;
+  if (fd < 0 && errno == EEXIST) fd = open_retrying(dfd, name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
   if (fd < 0) {
     if (errno == ELOOP) throw refuse("is a symbolic link: give the path of the file itself");
     throw std::runtime_error(fmt::format("could not open file \"{}\" for {}: {}", path, option, errno_text(errno)));
@@ -84,6 +87,14 @@ void OutputFile::refuse_in(const std::string& wal_dir) const {
                                             "walseg's: put it elsewhere",
                                             file_.path().empty() ? dir_.path() + "/" + name_ : file_.path(),
                                             wal_dir));
+}
+
+void OutputFile::remove_if_unwritten() noexcept {
+  struct stat now{}, named{};
+  if (!created_ || ::fstat(file_.fd(), &now) != 0 || now.st_size != 0 || now.st_nlink != 1 ||
+      ::fstatat(dir_.fd(), name_.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 || !same_file(now, named))
+    return;
+  (void)::unlinkat(dir_.fd(), name_.c_str(), 0);
 }
 
 void OutputFile::replace_content(const std::string& text) {

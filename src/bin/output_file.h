@@ -50,7 +50,13 @@ class OutputFile {
   /// that nothing was written.
   void replace_content(const std::string& text);
 
+  /// Removes the file when this open made it and it is still empty and under its name, with
+  /// no other link: what a run that ends before writing it (a signal, an error) made (the
+  /// new-user trial: an interrupted bench left an empty --json file). Never throws.
+  void remove_if_unwritten() noexcept;
+
  private:
+  bool created_ = false;
   OwnedFd dir_;
   OwnedFd file_;
   std::string name_;
