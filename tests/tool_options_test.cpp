@@ -355,4 +355,14 @@ BOOST_AUTO_TEST_CASE(WriteTakesSegmentSizeAsCreateDoes) {
   BOOST_TEST(run("write --dir '" + wal + "' --segment-size 3MB --records 5").status == 2);
 }
 
+// The new-user trial: a second --segment-size or --dir was "--segment-size: At Most 1 required
+// but received 2" (exit 2); the last one counts now, as with PostgreSQL's tools.
+BOOST_AUTO_TEST_CASE(ASingleValuedOptionGivenTwiceTakesTheLast) {
+  const std::string first = dir + "/first", last = dir + "/last";
+  auto r = run("write --dir '" + first + "' --dir '" + last + "' --records 2 --segment-size 16MB --segment-size 1MB");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(!fs::exists(first));
+  BOOST_TEST(contains(run("ls --dir '" + last + "'").out, "1MB segments"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -59,8 +59,13 @@ int main(int argc, char** argv) {
       },
       "");
   for (CLI::App* sub : app.get_subcommands({}))
-    for (CLI::Option* o : sub->get_options())
+    for (CLI::Option* o : sub->get_options()) {
       if (o->get_items_expected_max() > 0 && !o->get_positional()) o->check(not_an_option);
+      // A single-valued option given twice: the last one counts, as with PostgreSQL's tools
+      // (getopt), not CLI11's "At Most 1 required but received 2" (the new-user trial).
+      if (o->get_items_expected_max() == 1 && o->get_expected_max() == 1 && !o->get_positional())
+        o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
   // `walseg help [COMMAND]`, as git and pg_ctl users type it: the same as --help.
   std::vector<char*> args(argv, argv + argc);
   static char help_flag[] = "--help";
