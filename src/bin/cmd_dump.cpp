@@ -1,5 +1,6 @@
 // walseg dump / walseg recover: read a WAL directory back.
 #include <optional>
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 
@@ -101,6 +102,14 @@ void run_dump(const ReadArgs& a) {
   if (lsn) {
     // pg_waldump's XLogFindNextRecord and its line, also on stdout, also not for a segment start.
     const auto first = r.find_next_record(*lsn);
+    // Nothing begins at or after it: pg_waldump's error and exit 1, not an "end of WAL" at a
+    // position before the one asked for (the new-user trial).
+    if (!first && !r.stop().corruption) {
+      std::fprintf(stderr, "walseg: could not find a valid record after %s: the WAL in \"%s\" ends at %s\n",
+                   format_lsn(*lsn).c_str(), a.dir.c_str(), format_lsn(find_end_of_wal(a.dir, *options).end_lsn).c_str());
+      exit_status() = 1;
+      return;
+    }
     if (first && *first != *lsn && *lsn % r.segment_size_bytes() != 0)
       fmt::print("first record is after {}, at {}, skipping over {} byte{}\n", format_lsn(*lsn),
                  format_lsn(*first), *first - *lsn, *first - *lsn == 1 ? "" : "s");
