@@ -307,4 +307,24 @@ BOOST_AUTO_TEST_CASE(ReadersSayASegmentSizeThatIsNotTheWalsIsNotUsed) {
     BOOST_TEST(!contains(run(args).err, "WARNING"), args);
 }
 
+// The new-user trial: bench took --dir '' for the current directory and a WAL directory as its
+// --dir (a --json file there is refused), and capped --write-bytes 32MB at a 1MB segment
+// without a word.
+BOOST_AUTO_TEST_CASE(BenchRefusesAnEmptyOrWalDirAndSaysWhenWriteBytesIsCapped) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  auto empty = run("bench --dir '' --phases create --segments 1 --segment-size 1MB");
+  BOOST_TEST(empty.status == 2, empty.err);
+  BOOST_TEST(contains(empty.err, "--dir '': give a directory"), empty.err);
+  auto in_wal = run("bench --dir '" + wal + "' --phases create --segments 1 --segment-size 1MB");
+  BOOST_TEST(in_wal.status == 2, in_wal.err);
+  BOOST_TEST(contains(in_wal.err, "is a WAL directory (it holds walseg.control)"), in_wal.err);
+  for (const auto& e : fs::directory_iterator(wal)) BOOST_TEST(e.path().filename().string().rfind("walseg-bench-", 0) != 0u);
+  fs::create_directories(dir + "/b");
+  auto capped = run("bench --dir '" + dir + "/b' --phases write --methods sparse --segments 1 --segment-size 1MB"
+                    " --write-bytes 32MB");
+  BOOST_TEST(capped.status == 0, capped.err);
+  BOOST_TEST(contains(capped.out, "1MB per segment (the whole segment: --write-bytes 32MB is more than one)"), capped.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -35,7 +35,11 @@ void print_header(const BenchSettings& s, const std::vector<std::string>& phases
     sizes = format_size(s.segment_size) + " segments";
     if (runs({"create", "write", "append"})) sizes += fmt::format(", {} per method", s.segments);
     if (runs({"write", "append", "commit"})) sizes += fmt::format("; writes of {}", format_size(s.write_size));
-    if (runs({"write"})) sizes += fmt::format(", {} per segment", format_size(std::min(s.write_bytes, s.segment_size)));
+    if (runs({"write"}))
+      sizes += s.write_bytes > s.segment_size
+                   ? fmt::format(", {} per segment (the whole segment: --write-bytes {} is more than one)",
+                                 format_size(s.segment_size), format_size(s.write_bytes))
+                   : fmt::format(", {} per segment", format_size(s.write_bytes));
     sizes += "; ";
   }
   if (runs({"switch"}))

@@ -3,6 +3,7 @@
 // and ends with a verdict a DBA can act on. Output is modelled on pg_test_fsync.
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ namespace {
 const std::vector<std::string> kPhases = {"create", "write", "switch", "append", "commit"};
 
 struct BenchArgs {
-  std::string dir;
+  std::string dir = ".";
   bool keep = false;
   std::string segment_size;
   int segments = 10;
@@ -332,7 +333,15 @@ void run_bench(const BenchArgs& a) {
   std::optional<OutputFile> json_file;
   if (!a.json.empty() && json_fd < 0) json_file.emplace(OutputFile::open("--json", a.json, "", 0, is_bench_json));
   // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
-  const std::string parent = a.dir.empty() ? std::string(".") : a.dir;
+  // As create and ls refuse them (the new-user trial: '' meant the current directory, and a
+  // WAL directory was accepted, though a --json file in one is refused).
+  if (a.dir.empty()) throw std::invalid_argument("--dir '': give a directory (. for the current one)");
+  if (struct stat st{}; ::stat((a.dir + "/" + kControlFileName).c_str(), &st) == 0)
+    throw std::invalid_argument(fmt::format("--dir \"{}\" is a WAL directory (it holds {}): bench makes its scratch "
+                                            "directory elsewhere; give its parent or another directory on the same "
+                                            "filesystem",
+                                            a.dir, kControlFileName));
+  const std::string& parent = a.dir;
   const FsInfo where = fs_info(existing_ancestor(parent));
   // /proc, /sys and their kind: "not enough free space" would send the user looking for space.
   if (where.total_bytes == 0)
