@@ -63,7 +63,9 @@ int main(int argc, char** argv) {
       if (o->get_items_expected_max() > 0 && !o->get_positional()) o->check(not_an_option);
       // A single-valued option given twice: the last one counts, as with PostgreSQL's tools
       // (getopt), not CLI11's "At Most 1 required but received 2" (the new-user trial).
-      if (o->get_items_expected_max() == 1 && o->get_expected_max() == 1 && !o->get_positional())
+      // --config stays refused twice: which settings apply is not for the tool to guess.
+      if (o->get_items_expected_max() == 1 && o->get_expected_max() == 1 && !o->get_positional() &&
+          o->get_name() != "--config")
         o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
   // `walseg help [COMMAND]`, as git and pg_ctl users type it: the same as --help.
