@@ -6,7 +6,7 @@
 # 1. Postmaster killed mid-fill. 1 GB segments (initdb --wal-segsize=1024) and
 #    walseg.prealloc_segments = 1, so the worker spends seconds filling one segment. While its
 #    xlogtemp.* file is being filled the postmaster is killed with SIGKILL. The worker must be
-#    gone within 2 s, having removed its temporary file and installed nothing more in pg_wal,
+#    gone within 5 s (the time it took is printed), having removed its temporary file and installed nothing more in pg_wal,
 #    and the server must start again at once (a worker still running holds the old shared
 #    memory: "pre-existing shared memory block ... is still in use").
 # 0. Scratch-like leftovers: a link and a directory with a user's file, named as a dead
@@ -119,11 +119,14 @@ kids="$(pgrep -P "$pm" | tr '\n' ' ')"
 before="$(segments)"
 kill -KILL "$pm"
 gone=""
-for _ in $(seq 1 20); do
+# 5 s, as for the other children below: a chunk's write can wait that long for writeback on a
+# loaded disk (a CI run beside a crash-state run took over 2 s); what matters is the restart.
+for i in $(seq 1 50); do
   if ! kill -0 "$wpid" 2>/dev/null; then gone=yes; break; fi
   sleep 0.1
 done
-[ -n "$gone" ] || fail "the preallocator (pid $wpid) still runs 2 s after its postmaster was killed"
+[ -n "$gone" ] || fail "the preallocator (pid $wpid) still runs 5 s after its postmaster was killed"
+echo "the preallocator exited within $(( i * 100 )) ms of its postmaster's SIGKILL"
 [ "$(segments)" = "$before" ] || fail "pg_wal changed after the postmaster was killed: $(segments | tr '\n' ' ')"
 [ ! -e "$data/pg_wal/$temp" ] || fail "the worker left its temporary file $temp"
 # The other children die with the postmaster too (they watch for its death); the restart
