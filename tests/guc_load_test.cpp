@@ -106,6 +106,15 @@ BOOST_AUTO_TEST_CASE(a_leading_zero_integer_is_octal_as_in_postgresql_and_warned
              r.warnings[1]);
 }
 
+// The new-user trial: walseg.segment_sise and walseg.init_methd were refused with no hint.
+BOOST_AUTO_TEST_CASE(an_unknown_name_near_a_setting_gets_did_you_mean) {
+  auto r = start("walseg.init_methd = sparse\n", {"walseg.segment_sise=1MB", "walseg.zzz=1"});
+  BOOST_REQUIRE(r.errors.size() == 3u);
+  BOOST_TEST(r.errors[0].hint == "Did you mean \"walseg.init_method\"?");
+  BOOST_TEST(r.errors[1].hint == "Did you mean \"walseg.segment_size\"?");
+  BOOST_TEST(r.errors[2].hint.empty(), r.errors[2].hint);
+}
+
 BOOST_AUTO_TEST_CASE(command_line_beats_the_file) {
   auto r = start("walseg.prealloc_segments = 5\n", {"walseg.prealloc_segments=9", "walseg.recycle=off"});
   BOOST_TEST(r.ok(), to_string(r.errors));

@@ -186,6 +186,10 @@ class Registry {
   /// RESET ALL: drops every session value (settings that cannot be SET have none).
   void reset_all();
 
+  /// The setting whose name is nearest `name` (case-insensitive edit distance at most 3, and
+  /// less than half its length), for "did you mean": "" when none is that near.
+  std::string closest_name(std::string_view name) const;
+
   /// SHOW name: nullopt if unknown. show_all(): every setting in table order.
   std::optional<ShowRow> show(std::string_view name) const;
   std::vector<ShowRow> show_all() const;
@@ -237,5 +241,8 @@ class Registry {
 
 /// SHOW's text for a value of `def` ("16MB", "on", "fdatasync").
 std::string display_value(const SettingDef& def, const Value& value);
+
+/// Levenshtein distance of two strings, bytes compared as they are (for "did you mean").
+std::size_t edit_distance(std::string_view a, std::string_view b);
 
 }  // namespace walseg::guc

@@ -24,22 +24,6 @@ struct CheckOptions {
   std::string file;
 };
 
-// Edit distance of two short names (a typo of the prefix: walsg, wlaseg, walseg_).
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // A file's names outside walseg.'s prefix are ignored, as PostgreSQL's for the server, so a
 // mistyped prefix or a forgotten one made a setting vanish with "is valid" (the new-user
 // trial: walsg.init_method = sparse, then create used zero_write). check-config says so for
@@ -61,7 +45,7 @@ std::vector<std::string> ignored_lookalikes(const guc::Registry& registry, const
     const std::string prefix = std::string(registry.prefix());
     const bool lookalike = dot == std::string::npos
                                ? !kPostgresNames.count(tail)
-                               : distance(name.substr(0, dot + 1), prefix) <= 2;
+                               : guc::edit_distance(name.substr(0, dot + 1), prefix) <= 2;
     if (lookalike)
       out.push_back(fmt::format("\"{}\" on line {} of \"{}\" is not a walseg setting and is ignored, as names "
                                 "outside \"{}\" are: did you mean \"{}{}\"?",

@@ -31,6 +31,8 @@ Selection select_items(const Registry& registry, const ParsedFiles& files) {
       e.parameter = item.name;
       e.message = fmt::format("unrecognized configuration parameter \"{}\" in file \"{}\" line {}",
                               detail::printable_cut(item.name), item.file, item.line);
+      if (const std::string near = registry.closest_name(item.name); !near.empty())
+        e.hint = fmt::format("Did you mean \"{}\"?", near);
       out.unknown.push_back(std::move(e));
       continue;
     }
@@ -139,6 +141,9 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
       if (!next.owns_name(name) && next.find(prefixed) != nullptr && err->hint.empty())
         err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
                                 next.prefix(), prefixed);
+      if (err->kind == ErrorKind::kUnknownParameter && err->hint.empty())
+        if (const std::string near = next.closest_name(name); !near.empty())
+          err->hint = fmt::format("Did you mean \"{}\"?", near);
       report.errors.push_back(std::move(*err));
     } else {
       warn_if_octal(next, name, std::string_view(opt).substr(eq + 1), " (from -c)", report);

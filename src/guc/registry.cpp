@@ -1,7 +1,9 @@
 // Registry: values per source and PostgreSQL's checks (include/walseg/guc_registry.h).
 #include "walseg/guc_registry.h"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -295,6 +297,35 @@ void Registry::set_default(std::string_view name, std::string_view text) {
 
 std::vector<ConfigError> Registry::cross_check() const {
   return cross_check_ ? cross_check_(*this) : std::vector<ConfigError>{};
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string Registry::closest_name(std::string_view name) const {
+  const std::string lower = detail::to_lower(std::string(name));
+  std::string best;
+  std::size_t best_d = 4;
+  for (const auto& def : definitions()) {
+    const std::size_t d = edit_distance(lower, detail::to_lower(std::string(def.name)));
+    if (d < best_d && 2 * d < def.name.size()) {
+      best_d = d;
+      best = std::string(def.name);
+    }
+  }
+  return best;
 }
 
 }  // namespace walseg::guc
