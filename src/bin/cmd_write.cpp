@@ -219,7 +219,8 @@ RegisterCommand reg("write", [](CLI::App& app) {
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (default 0: use --records)")
       ->transform(seconds_in(0, true, 86400));
   cmd->add_option("--ack-log", a->ack_log,
-                  "append a line per acknowledged commit to FILE (client, sequence, end LSN; for crash checks)");
+                  "append to FILE a start line (run, resume LSN, clients) and a line per acknowledged commit "
+                  "(run, client, sequence, end LSN), for crash checks (README: the ack log)");
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_write(*a); });
 });

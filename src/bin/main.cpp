@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   CLI::App app{"walseg: write-ahead-log segment manager and allocation-method benchmark"};
   app.require_subcommand(1);
+  app.footer("walseg help [COMMAND] is walseg [COMMAND] --help. README.md has every command's details.");
   app.set_version_flag("-V,--version", std::string("walseg ") + WALSEG_VERSION);  // -V as PostgreSQL's tools
   auto& list = commands();
   std::sort(list.begin(), list.end(), [](const Command& a, const Command& b) { return a.name < b.name; });
