@@ -77,11 +77,16 @@ echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/mynotes"
 echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/000000010000000000000001"
 echo mine > "$data/pg_wal/walseg_scratch.999998.y.abcdef/walseg.lock"
 ln -s "$victim" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
-# A real scratch directory of a dead backend (its owner file names it), holding one of its
-# bench files (zeros, born after the owner file) and a user's file moved in under a segment's
-# name (older: mv keeps a file's birth time). Break-it round 11 F3: both were removed.
+# A real scratch directory of a dead backend (its owner file names it), holding a file of
+# zeros born after the owner file (as its bench files are, and as a user's copy of a zero-filled
+# segment is: break-it round 14 F1 saw such a copy removed) and a user's file moved in under a
+# segment's name (break-it round 11 F3). Nothing in it is removed: what the dead backend made
+# can no longer be told from what someone put there; a LOG line names the directory. A dead
+# backend's scratch holding only its owner file is removed.
 dead="$data/pg_wal/walseg_scratch.999997.bench.abcdef"
-mkdir -p "$dead"
+empty="$data/pg_wal/walseg_scratch.999996.bench.abcdef"
+mkdir -p "$dead" "$empty"
+printf 'walseg scratch directory %s\n' "$(stat -c '%d:%i' "$empty")" > "$empty/walseg_scratch.owner"
 echo mine > "$work/moved-in"
 sleep 0.05
 printf 'walseg scratch directory %s\n' "$(stat -c '%d:%i' "$dead")" > "$dead/walseg_scratch.owner"
@@ -102,7 +107,10 @@ for f in mynotes 000000010000000000000001 walseg.lock; do
 done
 [ "$(cat "$dead/000000010000000000000FFF" 2>/dev/null)" = mine ] ||
   fail "a user's file moved into a dead backend's scratch directory was removed"
-[ ! -e "$dead/000000010000000000000001" ] || fail "the dead backend's own bench file was not removed"
+[ -f "$dead/000000010000000000000001" ] || fail "a file of zeros in a dead backend's scratch directory was removed"
+grep -q "leaving scratch directory \"[^\"]*walseg_scratch.999997.bench.abcdef\" of a walseg_bench() whose backend is gone" "$log" ||
+  fail "no LOG line names the dead backend's scratch directory left in place"
+[ ! -e "$empty" ] || fail "a dead backend's scratch directory holding only its owner file was not removed"
 rm -rf "$data/pg_wal/walseg_scratch.999998.y.abcdef" "$data/pg_wal/walseg_scratch.999999.x.abcdef" "$dead"
 echo "scratch-like leftovers: nothing of anyone else's removed"
 temp=""

@@ -28,6 +28,7 @@
 #include "walseg/error.h"
 #include "walseg/made_files.h"
 #include "walseg/fill_pacer.h"
+#include "walseg/log.h"
 #include "walseg/preallocator.h"
 #include "walseg/file.h"
 #include "walseg/recycle_horizon.h"
@@ -91,45 +92,37 @@ bool made_by_walseg(Directory& d) {
   }
 }
 
-// A dead backend's bench file, as far as can be told without its identity: born after the
-// scratch directory's owner file (a file moved in keeps its older birth time) where birth
-// times are kept, and holding only what walseg_bench() writes (zeros, and its 0x5a commits).
-// Break-it round 11 F3: every walseg-named file was removed, a user's moved in included.
-bool looks_like_dead_bench_file(const Directory& d, const std::string& name) {
-  const std::int64_t born = made_files::birth_time_ns(d.fd(), name);
-  const std::int64_t owner_born = made_files::birth_time_ns(d.fd(), std::string(kScratchOwnerFileName));
-  if (born >= 0 && (owner_born < 0 || born < owner_born)) return false;
-  try {
-    File f = File::open_at(d, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    std::vector<std::byte> b(1 << 20);
-    for (std::uint64_t off = 0;; off += b.size()) {
-      b.resize(1 << 20);
-      b.resize(f.pread(b.data(), b.size(), off));
-      if (b.empty()) return true;
-      for (std::byte x : b)
-        if (x != std::byte{0} && x != std::byte{0x5a}) return false;
-    }
-  } catch (const Error&) {
-    return false;
-  }
-}
-
 }  // namespace
 
 bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made) noexcept {
   try {
     Directory d = Directory::open_child(parent, name);  // never through a link
     if (!made_by_walseg(d)) return false;
+    std::vector<std::string> left;
     for (const auto& e : d.list()) {
-      if (!e.is_regular || !is_walseg_file_name(e.name)) continue;
+      if (e.name == kScratchOwnerFileName) continue;
       struct stat st{};
       // This backend's own scratch: only the files it made (a file moved in under a segment's
-      // name during walseg_bench() is someone's: break-it round 10 F2c).
-      if (only_made && (::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-                        !made_files::made(d.fd(), e.name, st)))
+      // name during walseg_bench() is someone's: break-it round 10 F2c). A dead backend's:
+      // none, since what it made can no longer be told from what someone put there (break-it
+      // round 14 F1: a user's copy of a zero-filled segment, born after the owner file and
+      // holding only zeros, was removed as the dead bench's); the directory is left, named.
+      if (!only_made || !e.is_regular || !is_walseg_file_name(e.name) ||
+          ::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_files::made(d.fd(), e.name, st)) {
+        left.push_back(e.name);
         continue;
-      if (!only_made && !looks_like_dead_bench_file(d, e.name)) continue;
+      }
       d.unlink(e.name, true);
+    }
+    if (!left.empty()) {
+      if (!only_made)
+        log(LogLevel::kLog,
+            fmt::format("leaving scratch directory \"{}\" of a walseg_bench() whose backend is gone: it holds {} "
+                        "file{} ({}{}) that walseg cannot tell from someone else's; remove the directory when "
+                        "you have checked it",
+                        d.path(), left.size(), left.size() == 1 ? "" : "s", left.front(),
+                        left.size() > 1 ? ", ..." : ""));
+      return false;
     }
     d.unlink(std::string(kScratchOwnerFileName), true);
     return ::unlinkat(parent.fd(), name.c_str(), AT_REMOVEDIR) == 0;

@@ -171,6 +171,7 @@ walseg_preallocator_main(Datum arg)
 	on_shmem_exit(clear_worker_pid, 0);
 
 	removed = walseg_remove_stale_scratch(XLOGDIR);
+	walseg_drain_library_log(); /* the directories it left, each named */
 	if (removed > 0)
 		ereport(LOG, (errmsg("walseg removed %d scratch directories left in \"%s\" by a crash",
 							 removed, XLOGDIR)));
