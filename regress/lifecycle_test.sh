@@ -80,8 +80,9 @@ ln -s "$victim" "$data/pg_wal/walseg_scratch.999999.x.abcdef"
 # A real scratch directory of a dead backend (its owner file names it), holding a file of
 # zeros born after the owner file (as its bench files are, and as a user's copy of a zero-filled
 # segment is: break-it round 14 F1 saw such a copy removed) and a user's file moved in under a
-# segment's name (break-it round 11 F3). Nothing in it is removed: what the dead backend made
-# can no longer be told from what someone put there; a LOG line names the directory. A dead
+# segment's name (break-it round 11 F3): both stay, with the directory, named in a LOG line.
+# What the dead backend made is known by the journal in its owner file (a "made DEV INO
+# BORN_NS GENERATION" line per file): segment 2 below, listed there, is removed. A dead
 # backend's scratch holding only its owner file is removed.
 dead="$data/pg_wal/walseg_scratch.999997.bench.abcdef"
 empty="$data/pg_wal/walseg_scratch.999996.bench.abcdef"
@@ -92,6 +93,10 @@ sleep 0.05
 printf 'walseg scratch directory %s\n' "$(stat -c '%d:%i' "$dead")" > "$dead/walseg_scratch.owner"
 sleep 0.05
 head -c 65536 /dev/zero > "$dead/000000010000000000000001"
+head -c 65536 /dev/zero > "$dead/000000010000000000000002"
+born_ns() { date -d "$(stat -c %w "$1")" +%s%N; }
+printf 'made %s %s -1\n' "$(stat -c '%d %i' "$dead/000000010000000000000002")" \
+  "$(born_ns "$dead/000000010000000000000002")" >> "$dead/walseg_scratch.owner"
 mv "$work/moved-in" "$dead/000000010000000000000FFF"
 if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$victim" "$data/pg_wal"; fi
 
@@ -108,6 +113,7 @@ done
 [ "$(cat "$dead/000000010000000000000FFF" 2>/dev/null)" = mine ] ||
   fail "a user's file moved into a dead backend's scratch directory was removed"
 [ -f "$dead/000000010000000000000001" ] || fail "a file of zeros in a dead backend's scratch directory was removed"
+[ ! -e "$dead/000000010000000000000002" ] || fail "the dead backend's journaled bench file was not removed"
 grep -q "leaving scratch directory \"[^\"]*walseg_scratch.999997.bench.abcdef\" of a walseg_bench() whose backend is gone" "$log" ||
   fail "no LOG line names the dead backend's scratch directory left in place"
 [ ! -e "$empty" ] || fail "a dead backend's scratch directory holding only its owner file was not removed"

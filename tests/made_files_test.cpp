@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -89,6 +91,27 @@ BOOST_AUTO_TEST_CASE(a_file_made_under_a_freed_inode_number_during_an_unlink_sta
     return;
   }
   BOOST_TEST(made_files::made(d.fd(), "new", st));
+}
+
+// Break-it round 14 F1: after a backend died, its scratch files were told from a user's by
+// birth time and content, and a user's zero-filled copy was removed. The journal lists what
+// the backend made, so that a later process removes exactly those.
+BOOST_AUTO_TEST_CASE(a_journal_lists_the_files_made_in_its_directory_and_only_those) {
+  made_files::start();
+  Directory d = Directory::open(dir.path());
+  File journal = File::open_at(d, "journal", O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0600);
+  made_files::journal_in(d.fd(), journal.fd());
+  File::open_at(d, "mine", O_WRONLY | O_CREAT | O_EXCL, 0600).close();
+  made_files::stop_journal(d.fd());
+  File::open_at(d, "after", O_WRONLY | O_CREAT | O_EXCL, 0600).close();  // not journaled
+  walseg_test::write_bytes(dir / "theirs", 0, 10, '\0');
+  std::ifstream in(dir / "journal");
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto entries = made_files::read_journal(text + "made 1 2");  // a torn last line is skipped
+  BOOST_TEST(entries.size() == 1u, text);
+  for (const char* n : {"mine", "after", "theirs"})
+    BOOST_TEST(made_files::journaled(entries, d.fd(), n, walseg_test::stat_path(dir / n)) == (std::string(n) == "mine"),
+               n);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -277,10 +277,10 @@ bool		walseg_resolve_auto(const char *dir, int fallback, bool pg_only, WalsegCan
 								int *method, char *reason, size_t len,
 								WalsegErr *err) WALSEG_NOEXCEPT;
 
-/* Removes scratch directories (walseg_scratch.<pid>) in `dir` whose process is gone (left by
- * a crash during a bench or probe) when they hold nothing but their owner file; one holding
- * anything else is left and named in a LOG line, since what the dead process made can no longer
- * be told from what someone put there. Returns how many were removed; failures are ignored. */
+/* Removes from scratch directories (walseg_scratch.<pid>) in `dir` whose process is gone (left
+ * by a crash during a bench or probe) the files their owner file's journal lists, then each
+ * directory that is then empty; one holding anything else is left and named in a LOG line.
+ * Returns how many directories were removed; failures are ignored. */
 int			walseg_remove_stale_scratch(const char *dir) WALSEG_NOEXCEPT;
 
 /* ---- facts and measurements (bridge_bench.cpp) ---- */

@@ -16,6 +16,7 @@
 
 #include "bridge.h"
 #include "walseg/directory.h"
+#include "walseg/file.h"
 #include "walseg/latency_summary.h"
 
 namespace walseg::bridge {
@@ -72,6 +73,7 @@ class ScratchDir {
   Directory parent_;
   std::string name_;
   Directory dir_;
+  File owner_;  ///< the owner file, kept open as the journal of what is made in dir_
 };
 
 /// A walseg_bench() row's n, median, p90, p99 and max from samples (microseconds), by the

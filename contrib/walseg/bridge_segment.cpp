@@ -78,17 +78,24 @@ std::string owner_text(const Directory& d) {
                      static_cast<unsigned long long>(st.st_ino));
 }
 
-bool made_by_walseg(Directory& d) {
+// The owner file's text when it is walseg's for this directory: its first line names the
+// directory, and the rest is the journal of the files the backend made there
+// (made_files::journal_in). nullopt for anything else.
+constexpr std::size_t kMaxOwnerFileBytes = 1 << 20;
+
+std::optional<std::string> owner_file_text(Directory& d) {
   try {
     File f = File::open_at(d, std::string(kScratchOwnerFileName), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     const struct stat st = f.stat();
-    if (!S_ISREG(st.st_mode) || st.st_nlink != 1) return false;
+    if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || static_cast<std::uint64_t>(st.st_size) > kMaxOwnerFileBytes)
+      return std::nullopt;
     const std::string want = owner_text(d);
-    std::string got(want.size() + 1, '\0');
+    std::string got(static_cast<std::size_t>(st.st_size), '\0');
     got.resize(f.pread(got.data(), got.size(), 0));
-    return got == want;
+    if (got.compare(0, want.size(), want) != 0) return std::nullopt;
+    return got;
   } catch (...) {
-    return false;
+    return std::nullopt;
   }
 }
 
@@ -97,18 +104,23 @@ bool made_by_walseg(Directory& d) {
 bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bool only_made) noexcept {
   try {
     Directory d = Directory::open_child(parent, name);  // never through a link
-    if (!made_by_walseg(d)) return false;
+    const std::optional<std::string> owner = owner_file_text(d);
+    if (!owner) return false;
+    const std::vector<made_files::JournalEntry> journal = made_files::read_journal(*owner);
     std::vector<std::string> left;
     for (const auto& e : d.list()) {
       if (e.name == kScratchOwnerFileName) continue;
       struct stat st{};
-      // This backend's own scratch: only the files it made (a file moved in under a segment's
-      // name during walseg_bench() is someone's: break-it round 10 F2c). A dead backend's:
-      // none, since what it made can no longer be told from what someone put there (break-it
-      // round 14 F1: a user's copy of a zero-filled segment, born after the owner file and
-      // holding only zeros, was removed as the dead bench's); the directory is left, named.
-      if (!only_made || !e.is_regular || !is_walseg_file_name(e.name) ||
-          ::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !made_files::made(d.fd(), e.name, st)) {
+      // Only the files the backend made: this backend's by made_files (a file moved in under a
+      // segment's name during walseg_bench() is someone's: break-it round 10 F2c), a dead
+      // one's by the journal in its owner file (break-it round 14 F1: a user's copy of a
+      // zero-filled segment, born after the owner file and holding only zeros, was taken for
+      // the dead bench's by its birth time and content and removed). Anything else stays, and
+      // so does the directory, named.
+      const bool ours = e.is_regular && is_walseg_file_name(e.name) &&
+                        ::fstatat(d.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink == 1 &&
+                        (only_made ? made_files::made(d.fd(), e.name, st) : made_files::journaled(journal, d.fd(), e.name, st));
+      if (!ours) {
         left.push_back(e.name);
         continue;
       }
@@ -142,8 +154,12 @@ ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
   try {
     dir_ = Directory::open_child(parent_, name_);
     const std::string owner = owner_text(dir_);
-    File f = File::open_at(dir_, std::string(kScratchOwnerFileName), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-    f.pwrite_all(owner.data(), owner.size(), 0);
+    owner_ = File::open_at(dir_, std::string(kScratchOwnerFileName), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND,
+                           0600);
+    owner_.pwrite_all(owner.data(), owner.size(), 0);
+    // Every file made in it from here on gets a line, so that if this backend dies the next
+    // preallocator can remove exactly those (remove_own_dir_quietly).
+    made_files::journal_in(dir_.fd(), owner_.fd());
   } catch (...) {
     ::unlinkat(dir_.fd(), std::string(kScratchOwnerFileName).c_str(), 0);
     ::unlinkat(parent_.fd(), name_.c_str(), AT_REMOVEDIR);
@@ -152,7 +168,9 @@ ScratchDir::ScratchDir(const std::string& parent, std::string_view tag)
 }
 
 ScratchDir::~ScratchDir() {
+  if (dir_.fd() >= 0) made_files::stop_journal(dir_.fd());
   dir_ = Directory();
+  owner_ = File();
   remove_own_dir_quietly(parent_, name_, true);
 }
 

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace walseg::made_files {
 
@@ -50,8 +51,28 @@ Mark mark_of(int dirfd, const std::string& name) noexcept;
 
 /// Turns tracking on. Files made before are not known.
 void start();
-/// Notes the file open on `fd` (fstat) as made by this process (the io layer calls it).
-void note_made(int fd) noexcept;
+/// Notes the file open on `fd` (fstat) as made by this process (the io layer calls it);
+/// `dir_fd` (or, -1, the parent of `path`) is the directory it was made in, for journals.
+void note_made(int fd, int dir_fd = -1, const char* path = nullptr) noexcept;
+
+/// A journal: while tracking is on, every file made in the directory open on `dir_fd` is
+/// also written, one line each ("made DEV INO BORN_NS GENERATION"), to the file open on
+/// `journal_fd` (O_APPEND, one write(2) per line, not synced), so that a later process can tell
+/// that directory's files from files put there by others after this one died (a PostgreSQL
+/// backend's scratch directory: break-it round 14 F1). A crash between a file's creation and
+/// its line leaves that file unjournaled, so it is left, never the reverse.
+void journal_in(int dir_fd, int journal_fd) noexcept;
+void stop_journal(int dir_fd) noexcept;
+
+/// The identities and marks a journal's text lists (other lines are skipped).
+struct JournalEntry {
+  std::uint64_t dev = 0, ino = 0;
+  Mark mark;
+};
+std::vector<JournalEntry> read_journal(const std::string& text);
+/// Whether the file `name` in `dirfd`, whose lstat is `st`, is one `journal` lists: the same
+/// device, inode and Mark (same_file).
+bool journaled(const std::vector<JournalEntry>& journal, int dirfd, const std::string& name, const struct stat& st);
 /// Forgets the file with this identity and mark: its name was removed (the io layer calls
 /// it, with the mark taken before the removal). An entry with another mark is a file made
 /// since under the freed inode number, and stays.

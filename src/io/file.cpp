@@ -33,7 +33,7 @@ File File::open(const std::string& path, int flags, mode_t mode) {
   if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
   const bool created = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
-  if (created && made_files::active()) made_files::note_made(fd);
+  if (created && made_files::active()) made_files::note_made(fd, -1, path.c_str());
   return File(fd, path, created);
 }
 
@@ -51,7 +51,7 @@ File File::open_at(const Directory& dir, const std::string& name, int flags, mod
   if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, fd, path, flags, 0, 0, 0, err);
   if (err != 0) throw file_error(err, "open", path);
   const bool created = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
-  if (created && made_files::active()) made_files::note_made(fd);
+  if (created && made_files::active()) made_files::note_made(fd, dir.fd());
   return File(fd, path, created);
 }
 

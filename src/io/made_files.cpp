@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -76,16 +77,92 @@ Mark mark_of(int dirfd, const std::string& name) noexcept {
   return m;
 }
 
-void note_made(int fd) noexcept {
+namespace {
+// Directory identity -> journal descriptor.
+std::map<std::pair<std::uint64_t, std::uint64_t>, int>& journals() {
+  static auto* j = new std::map<std::pair<std::uint64_t, std::uint64_t>, int>;  // never destroyed
+  return *j;
+}
+std::atomic<int> g_journal_count{0};
+
+void journal(const struct stat& file, const Mark& m, int dir_fd, const char* path) {
+  if (g_journal_count.load(std::memory_order_relaxed) == 0) return;
+  struct stat dir{};
+  int rc = -1;
+  if (dir_fd >= 0) {
+    rc = ::fstat(dir_fd, &dir);
+  } else if (path != nullptr) {
+    std::string parent(path);
+    const std::size_t slash = parent.rfind('/');
+    parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+    rc = ::stat(parent.c_str(), &dir);
+  }
+  if (rc != 0) return;
+  std::lock_guard lock(g_mutex);
+  auto it = journals().find({dir.st_dev, dir.st_ino});
+  if (it == journals().end()) return;
+  char line[128];
+  const int n = std::snprintf(line, sizeof line, "made %llu %llu %lld %lld\n", static_cast<unsigned long long>(file.st_dev),
+                              static_cast<unsigned long long>(file.st_ino), static_cast<long long>(m.born_ns),
+                              static_cast<long long>(m.generation));
+  if (n > 0) (void)!::write(it->second, line, static_cast<std::size_t>(n));
+}
+}  // namespace
+
+void note_made(int fd, int dir_fd, const char* path) noexcept {
   struct stat st{};
   if (::fstat(fd, &st) != 0) return;
   try {
     const Mark m = mark_of_fd(fd);
-    std::lock_guard lock(g_mutex);
-    made_set()[{st.st_dev, st.st_ino}] = m;
+    {
+      std::lock_guard lock(g_mutex);
+      made_set()[{st.st_dev, st.st_ino}] = m;
+    }
+    journal(st, m, dir_fd, path);
   } catch (...) {
     // Out of memory: the file is then taken for someone else's and left, never the reverse.
   }
+}
+
+void journal_in(int dir_fd, int journal_fd) noexcept {
+  struct stat dir{};
+  if (::fstat(dir_fd, &dir) != 0) return;
+  try {
+    std::lock_guard lock(g_mutex);
+    if (journals().emplace(std::pair<std::uint64_t, std::uint64_t>{dir.st_dev, dir.st_ino}, journal_fd).second)
+      g_journal_count.fetch_add(1);
+  } catch (...) {
+  }
+}
+
+void stop_journal(int dir_fd) noexcept {
+  struct stat dir{};
+  if (::fstat(dir_fd, &dir) != 0) return;
+  std::lock_guard lock(g_mutex);
+  if (journals().erase({dir.st_dev, dir.st_ino}) > 0) g_journal_count.fetch_sub(1);
+}
+
+std::vector<JournalEntry> read_journal(const std::string& text) {
+  std::vector<JournalEntry> out;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) break;  // a line a crash cut short
+    const std::string line = text.substr(at, nl - at);
+    at = nl + 1;
+    unsigned long long dev = 0, ino = 0;
+    long long born = -1, gen = -1;
+    char tail = 0;
+    if (std::sscanf(line.c_str(), "made %llu %llu %lld %lld%c", &dev, &ino, &born, &gen, &tail) != 4) continue;
+    out.push_back(JournalEntry{dev, ino, Mark{born, gen}});
+  }
+  return out;
+}
+
+bool journaled(const std::vector<JournalEntry>& journal, int dirfd, const std::string& name, const struct stat& st) {
+  const Mark now = mark_of(dirfd, name);
+  for (const JournalEntry& e : journal)
+    if (e.dev == st.st_dev && e.ino == st.st_ino && same_file(e.mark, now)) return true;
+  return false;
 }
 
 void note_removed(std::uint64_t dev, std::uint64_t ino, const Mark& removed) noexcept {
