@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -76,9 +77,13 @@ void run(CheckOptions opts) {
   guc::LoadReport report = apply_settings(opts.settings, registry);
   for (const auto& note : report.notes) fmt::print("LOG:  {}\n", note);
   for (const auto& w : report.warnings) fmt::print(stderr, "WARNING:  {}\n", w);
-  if (!opts.settings.config_file.empty())
-    for (const auto& w : ignored_lookalikes(registry, guc::parse_config_file(opts.settings.config_file)))
-      fmt::print(stderr, "WARNING:  {}\n", w);
+  // The file as read (the load above read it too, but keeps only walseg's names): for the
+  // lookalike warnings and the count below.
+  const std::optional<guc::ParsedFiles> parsed =
+      opts.settings.config_file.empty() ? std::nullopt
+                                        : std::optional<guc::ParsedFiles>(guc::parse_config_file(opts.settings.config_file));
+  if (parsed)
+    for (const auto& w : ignored_lookalikes(registry, *parsed)) fmt::print(stderr, "WARNING:  {}\n", w);
   // In the order of the files as they were read and of the lines in each, -c's last (the
   // new-user trial: a missing include on line 10 came first, then lines 8, 4, 5, ...).
   std::vector<guc::ConfigError> errors = report.errors;
@@ -107,7 +112,7 @@ void run(CheckOptions opts) {
   // What the file sets, whether or not a -c overrides it (the new-user trial: "0 walseg
   // settings set in it" for a file setting walseg.recycle that -c set again).
   std::set<std::string> in_file;
-  for (const guc::ConfigItem& item : guc::parse_config_file(opts.settings.config_file).items)
+  for (const guc::ConfigItem& item : parsed->items)
     if (registry.owns_name(item.name) && registry.find(item.name) != nullptr) {
       std::string n = item.name;
       for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
