@@ -106,7 +106,10 @@ struct WalRecord {
 class WalReader {
  public:
   /// Opens the WAL in dir_path. Sizes missing from options are read from the first page of
-  /// the lowest segment file of the timeline. The reader starts at start_lsn() (options'
+  /// the lowest segment file of the timeline. The defaults (timeline 1, from the lowest
+  /// segment) are for a directory without walseg.control (PostgreSQL's pg_wal); a walseg WAL
+  /// is read with reader_options_for(*read_control(dir)), which gives its timeline, sizes and
+  /// oldest LSN (on another timeline the defaults find no segment and read nothing). The reader starts at start_lsn() (options'
   /// start_lsn when given: a missing segment there is then where the WAL ends).
   /// Throws walseg::Error: the directory cannot be opened; a size is missing and cannot be
   /// learnt (no segment, or its first page has no valid long header) (EINVAL); a size given

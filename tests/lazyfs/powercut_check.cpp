@@ -13,10 +13,16 @@
 //          ever appended); a duplicate, or a client's records out of order; a record of run r
 //          at or past the LSN where the next run started writing (that run overwrote it, so it
 //          can only be an old copy come back); or before run r's own start.
+// A record too short to carry the whole tag (--record-size below 20 bytes) carries its first
+// bytes only: it counts as the acknowledged record ending at its end LSN when those bytes
+// match that record's tag, and otherwise cannot be judged (counted as "untagged", neither
+// lost nor stale, since nothing says which record it is).
+// The WAL is read as walseg.control describes it (its timeline, sizes and oldest LSN), as
+// `walseg dump` reads it; without a control file, from the lowest segment of timeline 1.
 // --lsns writes every record's LSN, one per line as `walseg dump` prints it, so that the
 // caller can check that both read the same records.
 // Prints each problem (at most 20 of each kind), then one summary line:
-//   records N, acknowledged A, lost L, stale S, end X/X
+//   records N, acknowledged A, lost L, stale S[, untagged U], end X/X
 // Exit 0 when nothing is lost or stale, 1 otherwise, 2 on usage or I/O errors.
 #include <fcntl.h>
 
@@ -24,6 +30,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -33,6 +40,7 @@
 #include <fmt/format.h>
 
 #include "walseg/error.h"
+#include "walseg/wal_control.h"
 #include "walseg/wal_reader.h"
 
 namespace {
@@ -50,9 +58,16 @@ struct Run {
   std::map<int, std::uint64_t> last_ack;              // client -> highest acknowledged seq
 };
 
+struct AckAt {
+  std::size_t run = 0;  // position in Log::runs
+  int client = 0;
+  std::uint64_t seq = 0;
+};
+
 struct Log {
   std::vector<Run> runs;
   std::map<std::uint64_t, std::size_t> index;  // run id -> position in runs
+  std::map<Lsn, AckAt> by_end;                 // end LSN -> the acknowledgement there (latest run)
 };
 
 Log read_log(const std::string& path) {
@@ -78,6 +93,7 @@ Log read_log(const std::string& path) {
       if (it == log.index.end()) throw std::runtime_error("ack log: ack before its start line: " + line);
       Run& r = log.runs[it->second];
       r.acks[{client, seq}] = end;
+      log.by_end[end] = AckAt{it->second, client, seq};
       auto& last = r.last_ack[client];
       last = std::max(last, seq);
     }
@@ -118,11 +134,12 @@ class Checker {
   std::uint64_t stale() const { return stale_; }
   std::uint64_t records() const { return records_; }
   std::uint64_t acknowledged() const { return acknowledged_; }
+  std::uint64_t untagged() const { return untagged_; }
 
  private:
   std::string judge(const walseg::WalRecord& rec) {
     auto p = rec.payload;
-    if (p.size() < kTagBytes) return fmt::format("payload of {} bytes has no tag", p.size());
+    if (p.size() < kTagBytes) return judge_short(rec);
     for (std::size_t i = kTagBytes; i < p.size(); ++i)
       if (p[i] != kFill) return fmt::format("payload byte {} is not the filler", i);
     auto id = le<std::uint64_t>(p, 0);
@@ -150,6 +167,29 @@ class Checker {
     return {};
   }
 
+  // The tag's first p.size() bytes: the acknowledgement ending here, if they match its tag.
+  std::string judge_short(const walseg::WalRecord& rec) {
+    auto at = log_.by_end.find(rec.end_lsn);
+    if (at == log_.by_end.end()) {
+      ++untagged_;
+      return {};
+    }
+    const Run& r = log_.runs[at->second.run];
+    std::byte tag[kTagBytes];
+    for (std::size_t i = 0; i < 8; ++i) tag[i] = static_cast<std::byte>(r.id >> (8 * i));
+    for (std::size_t i = 0; i < 4; ++i) tag[8 + i] = static_cast<std::byte>(static_cast<std::uint32_t>(at->second.client) >> (8 * i));
+    for (std::size_t i = 0; i < 8; ++i) tag[12 + i] = static_cast<std::byte>(at->second.seq >> (8 * i));
+    for (std::size_t i = 0; i < rec.payload.size(); ++i)
+      if (rec.payload[i] != tag[i]) {
+        ++untagged_;
+        return {};
+      }
+    if (!found_.insert({r.id, at->second.client, at->second.seq}).second)
+      return fmt::format("run {} client {} seq {} (a {}-byte payload): duplicate", r.id, at->second.client,
+                         at->second.seq, rec.payload.size());
+    return {};
+  }
+
   void problem(std::uint64_t& counter, const std::string& text) {
     if (++counter <= 20) std::printf("%s\n", text.c_str());
   }
@@ -157,7 +197,7 @@ class Checker {
   const Log& log_;
   std::set<std::tuple<std::uint64_t, int, std::uint64_t>> found_;
   std::map<std::pair<std::uint64_t, int>, std::uint64_t> order_;
-  std::uint64_t records_ = 0, acknowledged_ = 0, lost_ = 0, stale_ = 0;
+  std::uint64_t records_ = 0, acknowledged_ = 0, lost_ = 0, stale_ = 0, untagged_ = 0;
 };
 
 int run(const std::string& dir, const std::string& ack_path, const std::string& lsns_path) {
@@ -167,7 +207,11 @@ int run(const std::string& dir, const std::string& ack_path, const std::string& 
   if (!lsns_path.empty()) lsns.open(lsns_path);
   Lsn end = 0;
   try {
-    walseg::WalReader reader = walseg::WalReader::open(dir);
+    // Without the control file's timeline a WAL on timeline 2 reads as empty: every record lost.
+    walseg::WalReaderOptions options;
+    if (std::optional<walseg::WalControl> control = walseg::read_control(dir))
+      options = walseg::reader_options_for(*control);
+    walseg::WalReader reader = walseg::WalReader::open(dir, options);
     walseg::WalRecord rec;
     while (reader.next(&rec)) {
       check.record(rec);
@@ -181,10 +225,12 @@ int run(const std::string& dir, const std::string& ack_path, const std::string& 
     std::printf("no WAL to read: %s\n", e.what());
   }
   check.finish();
-  std::printf("records %llu, acknowledged %llu, lost %llu, stale %llu, end %s\n",
+  const std::string untagged =
+      check.untagged() == 0 ? "" : fmt::format(", untagged {}", check.untagged());
+  std::printf("records %llu, acknowledged %llu, lost %llu, stale %llu%s, end %s\n",
               static_cast<unsigned long long>(check.records()), static_cast<unsigned long long>(check.acknowledged()),
               static_cast<unsigned long long>(check.lost()), static_cast<unsigned long long>(check.stale()),
-              lsn_text(end).c_str());
+              untagged.c_str(), lsn_text(end).c_str());
   return check.lost() == 0 && check.stale() == 0 ? 0 : 1;
 }
 
