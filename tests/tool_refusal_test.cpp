@@ -105,6 +105,19 @@ BOOST_AUTO_TEST_CASE(AnAckLogIsOneByItsLinesNotItsFirstSixBytes) {
   BOOST_TEST(run("write --dir '" + wal + "' --records 3 --ack-log '" + acks + "'" + k1MB).status == 0);
 }
 
+// Break-it round 15 L3: `--ack-log -` made a file named "-" in the working directory (bench's
+// `--json -` is stdout), and the checker then read a log nobody knew was there.
+BOOST_AUTO_TEST_CASE(AnAckLogOfADashIsRefusedNotMadeAsAFile) {
+  BOOST_REQUIRE(!fs::exists("-"));
+  auto r = run("write --dir '" + dir + "/wal' --records 3 --ack-log -" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "--ack-log -: the ack log must be a file"), r.err);
+  BOOST_TEST(!fs::exists("-"));
+  BOOST_TEST(!fs::exists(dir + "/wal"));
+  std::error_code ec;
+  fs::remove("-", ec);
+}
+
 // Break-it round 7 F6 and L2: the refusal above compared the directories only when both
 // existed, so an ack log in a WAL directory still to be made, or reached through a symbolic
 // link, was appended to walseg.control (every record unreadable); and an ack log in a missing

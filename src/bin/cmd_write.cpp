@@ -55,6 +55,11 @@ constexpr std::uint64_t kMaxPayloadBuffersBytes = std::uint64_t{4} << 30;
 // open changes anything (round 7 L2).
 void refuse_ack_log_in_the_wal(const WriteArgs& a) {
   if (a.ack_log.empty()) return;
+  // Elsewhere "-" is stdout (bench --json -), but the log is appended to and read back by the
+  // checker, and stdout carries the summary: a file named "-" would surprise everyone.
+  if (a.ack_log == "-")
+    throw std::invalid_argument("--ack-log -: the ack log must be a file, which walseg_powercut_check reads back "
+                                "after a crash (stdout carries the summary); give a path, e.g. --ack-log ./acks");
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path log = fs::weakly_canonical(fs::absolute(a.ack_log), ec);
