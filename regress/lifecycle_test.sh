@@ -15,6 +15,8 @@
 #    starts a new one after bgw_restart_time (10 s), so preallocation resumes without a server
 #    restart, and walseg_status() shows the new pid; meanwhile its state says why there is
 #    no worker.
+# 2b. A file put into a running walseg_bench()'s scratch directory stays, and a WARNING names
+#    the directory before the cancel's ERROR.
 # 3. In recovery. Started again as a standby (standby.signal, no primary), walseg_status()
 #    says 'in recovery', with NULLs for the pool, not zeros.
 # Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
@@ -183,6 +185,31 @@ case "$stopped" in
 esac
 [ "$(psql_ -c "SELECT state FROM walseg_status()")" = running ] || fail "state after the restart is not 'running'"
 echo "preallocator $first stopped with SIGTERM ('$stopped'), restarted by the postmaster as $second"
+
+# ---- 2b. a file put into a live walseg_bench()'s scratch directory ------------------------
+# The bench removes only what it made: a file someone put into its scratch directory stays,
+# and so does the directory, named in a WARNING before the cancel's ERROR (round 15 L4: the
+# directory was left in pg_wal without a word).
+bench_err="$work/bench.err"
+(psql_ -c "SELECT count(*) FROM walseg_bench(ARRAY['zero_write'], 16777216, 60)" >/dev/null 2>"$bench_err" || true) &
+bench_job=$!
+scratch=""
+for _ in $(seq 1 600); do
+  scratch="$(find "$data/pg_wal" -maxdepth 1 -name 'walseg_scratch.*.bench.*' -print -quit)"
+  [ -n "$scratch" ] && break
+  sleep 0.05
+done
+[ -n "$scratch" ] || fail "no walseg_bench() scratch directory appeared in pg_wal"
+echo mine > "$scratch/mynotes"
+psql_ -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+          WHERE query LIKE 'SELECT count(*) FROM walseg_bench%' AND pid <> pg_backend_pid()" >/dev/null
+wait "$bench_job"
+grep -q "canceling statement" "$bench_err" || fail "walseg_bench() was not canceled mid-run: $(cat "$bench_err")"
+grep -q "WARNING:  walseg: leaving scratch directory \"pg_wal/${scratch##*/}\": it holds 1 file (mynotes)" "$bench_err" ||
+  fail "no WARNING names the scratch directory walseg_bench() left: $(cat "$bench_err")"
+[ -f "$scratch/mynotes" ] || fail "the file put into walseg_bench()'s scratch directory was removed"
+rm -rf "$scratch"
+echo "a file put into a live walseg_bench()'s scratch directory: kept, directory named in a WARNING"
 
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown"
 ! kill -0 "$second" 2>/dev/null || fail "the preallocator $second outlived the fast shutdown"

@@ -127,13 +127,20 @@ bool remove_own_dir_quietly(const Directory& parent, const std::string& name, bo
       d.unlink(e.name, true);
     }
     if (!left.empty()) {
-      if (!only_made)
+      const std::string files = fmt::format("{} file{} ({}{})", left.size(), left.size() == 1 ? "" : "s",
+                                            left.front(), left.size() > 1 ? ", ..." : "");
+      // Said either way (round 15 L4): a directory left in pg_wal unnamed is found by nobody.
+      if (only_made)
+        log(LogLevel::kWarning,
+            fmt::format("leaving scratch directory \"{}\": it holds {} that this walseg_bench() did not make "
+                        "(put there while it ran); remove the directory when you have checked it",
+                        d.path(), files));
+      else
         log(LogLevel::kLog,
             fmt::format("leaving scratch directory \"{}\" of a walseg_bench() whose backend is gone: it holds {} "
-                        "file{} ({}{}) that walseg cannot tell from someone else's; remove the directory when "
-                        "you have checked it",
-                        d.path(), left.size(), left.size() == 1 ? "" : "s", left.front(),
-                        left.size() > 1 ? ", ..." : ""));
+                        "that walseg cannot tell from someone else's; remove the directory when you have "
+                        "checked it",
+                        d.path(), files));
       return false;
     }
     d.unlink(std::string(kScratchOwnerFileName), true);

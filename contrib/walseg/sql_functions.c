@@ -62,6 +62,7 @@ raise_error(const char *function, const WalsegErr *err) pg_attribute_noreturn();
 static void
 raise_error(const char *function, const WalsegErr *err)
 {
+	walseg_drain_library_log(); /* what it left behind, named before the ERROR */
 	if (err->canceled)
 		CHECK_FOR_INTERRUPTS();
 	errno = err->errnum;
