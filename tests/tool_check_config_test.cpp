@@ -47,6 +47,23 @@ BOOST_AUTO_TEST_CASE(ErrorsFromMinusC_AreAttributedToMinusC) {
   BOOST_TEST(contains(value.err, "invalid value for parameter \"walseg.init_method\": \"bogus\" (from -c)"), value.err);
 }
 
+// New-user trial 14: `-c walseg.max_size=20` was quoted back as "-c walseg.max_size=20MB",
+// which nobody typed, and the rule's other side (min_size, at its 80MB default) was not said;
+// `-c "walseg.segment_size = 1MB"`, a postgresql.conf line copied, was an unknown parameter
+// "walseg.segment_size ".
+BOOST_AUTO_TEST_CASE(MinusC_IsQuotedAsTyped_TheDefaultItMeetsIsSaid_AndBlanksAroundTheEqualsSignAreDropped) {
+  auto r = run("check-config -c walseg.max_size=20");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "must be at least \"walseg.min_size\" (-c walseg.max_size=20, that is 20MB)"), r.err);
+  BOOST_TEST(contains(r.err, "HINT:  \"walseg.min_size\" is 80MB, its default. Set \"walseg.max_size\" to at least 80MB."),
+             r.err);
+  auto spaced = run("check-config -c ' walseg.segment_size = 1MB ' -c walseg.min_size=2MB");
+  BOOST_TEST(spaced.status == 0, spaced.err);
+  auto shown = run("show walseg.segment_size -c 'walseg.segment_size = 1MB' -c walseg.min_size=2MB");
+  BOOST_TEST(shown.status == 0, shown.err);
+  BOOST_TEST(contains(shown.out, "1MB"), shown.out);
+}
+
 BOOST_AUTO_TEST_CASE(OneSettingsFilePerRun) {
   // FILE and --config both given: --config was silently ignored.
   auto a = write("a.conf", "walseg.recycle = off\n");

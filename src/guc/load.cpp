@@ -2,7 +2,10 @@
 #include "walseg/guc_load.h"
 
 #include <map>
+#include <optional>
 #include <set>
+#include <span>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -60,7 +63,42 @@ std::string error_file(const std::vector<ConfigError>& errors, const std::string
 
 // A rule's error is located where its settings came from: the first of them (the one it is
 // about, then the other) set in a file gives file and line; one set by -c is named with it.
-ConfigError locate_cross(const Registry& next, ConfigError e) {
+// The name -c gives (dashes for underscores, as PostgreSQL's ParseLongOption), and its value,
+// blanks around both dropped: "-c 'walseg.segment_size = 1MB'" copied from a postgresql.conf
+// line means what the line means there.
+std::pair<std::string, std::string_view> split_override(std::string_view opt, std::size_t eq) {
+  auto trim = [](std::string_view v) {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+    return v;
+  };
+  std::string name(trim(opt.substr(0, eq)));
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return {std::move(name), trim(opt.substr(eq + 1))};
+}
+
+// What -c said for `name` (the last one wins), as typed.
+std::optional<std::string_view> typed_override(std::span<const std::string> overrides, std::string_view name) {
+  std::optional<std::string_view> typed;
+  for (const std::string& opt : overrides)
+    if (std::size_t eq = opt.find('='); eq != std::string::npos) {
+      auto [n, v] = split_override(opt, eq);
+      if (detail::iequals(n, name)) typed = v;
+    }
+  return typed;
+}
+
+// Names where the rule's first setting came from (file and line, or -c as typed, with the
+// value it gave when that reads differently: "-c walseg.max_size=20, that is 20MB"); a
+// setting the rule reads at its default is said in the hint, since nobody wrote it.
+ConfigError locate_cross(const Registry& next, ConfigError e, std::span<const std::string> overrides) {
+  std::string defaults;
+  for (const std::string& name : e.reads)
+    if (next.source_of(name) == Source::kDefault)
+      if (const auto row = next.show(name))
+        defaults += fmt::format("\"{}\" is {}, its default. ", name, row->value);
+  e.hint = defaults + e.hint;
   for (const std::string& name : e.reads) {
     const auto row = next.show(name);
     if (!row) continue;
@@ -70,7 +108,11 @@ ConfigError locate_cross(const Registry& next, ConfigError e) {
       return e;
     }
     if (next.source_of(name) == Source::kCommandLine) {
-      e.message += fmt::format(" (-c {}={})", name, detail::printable_cut(row->value));
+      const std::string shown(detail::printable_cut(row->value));
+      const std::optional<std::string_view> typed = typed_override(overrides, name);
+      const std::string as_typed = typed ? std::string(detail::printable_cut(*typed)) : shown;
+      e.message += as_typed == shown ? fmt::format(" (-c {}={})", name, shown)
+                                     : fmt::format(" (-c {}={}, that is {})", name, as_typed, shown);
       return e;
     }
   }
@@ -129,12 +171,8 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
       report.errors.push_back(std::move(e));
       continue;
     }
-    // As PostgreSQL's ParseLongOption: dashes in the name stand for underscores.
-    std::string name = opt.substr(0, eq);
-    for (char& c : name)
-      if (c == '-') c = '_';
-    if (auto err = next.set(name, std::string_view(opt).substr(eq + 1), Source::kCommandLine,
-                            Phase::kStartup)) {
+    const auto [name, value] = split_override(opt, eq);
+    if (auto err = next.set(name, value, Source::kCommandLine, Phase::kStartup)) {
       // `-c segment_size=1MB`: the prefix forgotten (a new user's trial).
       err->message += " (from -c)";  // not from the file the summary names
       const std::string prefixed = std::string(next.prefix()) + name;
@@ -146,7 +184,7 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
           err->hint = fmt::format("Did you mean \"{}\"?", near);
       report.errors.push_back(std::move(*err));
     } else {
-      warn_if_octal(next, name, std::string_view(opt).substr(eq + 1), " (from -c)", report);
+      warn_if_octal(next, name, value, " (from -c)", report);
     }
   }
 }
@@ -165,10 +203,10 @@ void report_changes(const Registry& before, const Registry& after, LoadReport& r
 
 // The end of every start: the derived defaults, then the rules across settings, with the
 // other errors (check-config lists them all in one run), except those that read a refused value.
-void finish_start(Registry& next, std::vector<ConfigError>& errors) {
+void finish_start(Registry& next, std::vector<ConfigError>& errors, std::span<const std::string> overrides = {}) {
   next.derive_defaults();
   for (ConfigError& e : next.cross_check())
-    if (!reads_refused(e, errors)) errors.push_back(locate_cross(next, std::move(e)));
+    if (!reads_refused(e, errors)) errors.push_back(locate_cross(next, std::move(e), overrides));
 }
 
 }  // namespace
@@ -199,7 +237,7 @@ LoadReport load_at_start(Registry& registry, const ParsedFiles* files,
     apply_items(next, sel, Phase::kStartup, report);
   }
   apply_overrides(next, overrides, report);
-  finish_start(next, report.errors);
+  finish_start(next, report.errors, overrides);
   if (!report.errors.empty()) {
     std::string file = error_file(report.errors, top);
     report.summary = file.empty() ? "settings contain errors"
