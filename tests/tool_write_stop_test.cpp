@@ -99,6 +99,21 @@ BOOST_AUTO_TEST_CASE(AClosedStdoutEndsTheRunLikeSigpipeWithTheSummaryOnStderr) {
   }
 }
 
+// New-user trial 14: with stdout on a full disk the summary was lost with the error ("cannot
+// write to stdout"), so nothing said what was acknowledged or where the WAL ends.
+BOOST_AUTO_TEST_CASE(AStdoutThatCannotBeWrittenStillGetsTheSummarySaidOnStderr) {
+  const std::string wal = dir + "/wal";
+  const std::string cmd = "'" + tool_path().string() + "' write --dir '" + wal +
+                          "' --records 5 -c walseg.segment_size=1MB -c walseg.min_size=2MB >/dev/full 2>'" + dir +
+                          "/err'";
+  const int raw = std::system(cmd.c_str());
+  const std::string err = slurp(dir + "/err");
+  BOOST_TEST((WIFEXITED(raw) && WEXITSTATUS(raw) == 1), err);
+  BOOST_TEST(contains(err, "5 commits of 100 bytes"), err);
+  BOOST_TEST(contains(err, "WAL now ends at"), err);
+  BOOST_TEST(contains(err, "could not write the summary to stdout: No space left on device"), err);
+}
+
 // The new-user trial: on a full filesystem `write` exited 1 with the ENOSPC error alone, no
 // count of what was acknowledged and no end of WAL (recover later found 510 records). A
 // tmpfs of 12 MB (root only) fills in well under a second.

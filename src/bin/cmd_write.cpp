@@ -190,7 +190,12 @@ void run_write(const WriteArgs& a) {
   check_stdout_reader();
   if (stop_signal() != SIGPIPE &&
       (std::fputs(summary.c_str(), stdout) < 0 || std::fflush(stdout) != 0)) {
-    if (errno != EPIPE) throw std::system_error(errno, std::generic_category(), "cannot write to stdout");
+    if (errno != EPIPE) {
+      // What was acknowledged is still said (on stderr) before the error (stdout on a full disk).
+      const int e = errno;
+      std::fputs(summary.c_str(), stderr);
+      throw std::system_error(e, std::generic_category(), "could not write the summary to stdout");
+    }
     request_stop(SIGPIPE);
   }
   if (stop_signal() == SIGPIPE) std::fputs(summary.c_str(), stderr);
