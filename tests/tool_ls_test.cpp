@@ -81,6 +81,16 @@ BOOST_AUTO_TEST_CASE(WithoutAControlFileSegmentsAreLabelledByTheirSizeAndFirstPa
              w.out);
   BOOST_TEST(std::regex_search(w.out, std::regex("\n000000010000000000000007 [^\n]*preallocated by walseg for system")), w.out);
   for (const auto* out : {&z.out, &n.out, &w.out}) BOOST_TEST(!contains(*out, "try --segment-size"), *out);
+  // A ready stamp whose CRC does not match is nobody's known file: ls read the magic number
+  // alone and called it walseg's (the directory scan, whose reading ls now shares, did not).
+  {
+    std::fstream f(wal + "/000000010000000000000007", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40);  // the stamp's CRC-32C (wal_format.h: kReadyStampCrcOffset)
+    f.put('\x55').put('\x55');
+  }
+  auto d = run("ls --dir '" + wal + "'");
+  BOOST_TEST(std::regex_search(d.out, std::regex("\n000000010000000000000007 [^\n]*whose is unknown")), d.out);
+  BOOST_TEST(!contains(d.out, "preallocated by walseg"), d.out);
 }
 
 // The new-user trial: 1MB of random bytes named "...09.broken" was "walseg's: a segment-named

@@ -90,6 +90,38 @@ BOOST_AUTO_TEST_CASE(LongPageHeaderEncodesToPostgreSQLBytes) {
   BOOST_TEST(back.block_size_bytes == 8192u);
 }
 
+// One reading of a first page for the directory scan and `walseg ls` (ls had its own, which
+// took a stamp with a damaged CRC for walseg's).
+BOOST_AUTO_TEST_CASE(AFirstPageIsALongHeaderOrAValidReadyStampAndNothingElse) {
+  PageHeader h;
+  h.info = kPageLongHeader;
+  h.timeline = 1;
+  h.page_addr = 0x1000000;
+  h.system_id = 42;
+  h.segment_size_bytes = 16u << 20;
+  h.block_size_bytes = 8192;
+  std::array<std::byte, kReadyStampBytes> b{};
+  BOOST_TEST(!decode_first_page(b.data()).has_value());  // zeros
+  encode_page_header(h, b.data());
+  auto written = decode_first_page(b.data());
+  BOOST_TEST_REQUIRE(written.has_value());
+  BOOST_TEST(!written->ready_stamp);
+  BOOST_TEST(written->header.system_id == 42u);
+  BOOST_TEST(written->header.segment_size_bytes == (16u << 20));
+  encode_ready_stamp(h, b.data());
+  auto stamp = decode_first_page(b.data());
+  BOOST_TEST_REQUIRE(stamp.has_value());
+  BOOST_TEST(stamp->ready_stamp);
+  BOOST_TEST(stamp->header.system_id == 42u);
+  b[kReadyStampCrcOffset] ^= std::byte{1};  // a damaged stamp is nobody's
+  BOOST_TEST(!decode_first_page(b.data()).has_value());
+  PageHeader short_header = h;
+  short_header.info = 0;
+  b.fill(std::byte{0});
+  encode_page_header(short_header, b.data());
+  BOOST_TEST(!decode_first_page(b.data()).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(ShortPageHeaderLeavesLongFieldsUnread) {
   PageHeader h;
   h.info = kPageFirstIsContRecord;

@@ -300,6 +300,18 @@ void encode_ready_stamp(const PageHeader& h, std::byte* out);
 /// kReadySegmentMagic; nullopt unless magic, info and CRC are all right.
 std::optional<PageHeader> decode_ready_stamp(const std::byte* in);
 
+/// What a segment file's first kReadyStampBytes bytes (at `in`) say it is: a WAL page with a
+/// long header (written WAL, or a recycled file's earlier life) or walseg's valid ready stamp
+/// (preallocated, nothing written yet); with the system identifier and sizes they carry,
+/// unchecked (the caller compares them with the WAL's, or reports them). nullopt for
+/// anything else: zeros, a short header, another format. The one reading of a first page that
+/// the directory scan (dir_scan.h: ours or foreign) and `walseg ls` (its labels) share.
+struct FirstPage {
+  bool ready_stamp = false;
+  PageHeader header;
+};
+std::optional<FirstPage> decode_first_page(const std::byte* in);
+
 // ---- walseg.control: the identity of a WAL directory (as PostgreSQL's pg_control) -------
 //
 // One small file per WAL directory says which WAL lives there and where it starts, so that

@@ -40,32 +40,25 @@ std::string file_type(const struct stat& st) {
   return "a device";
 }
 
-// What a first page names: a long page header or walseg's ready stamp carries the system and
-// segment size (as pg_waldump learns the segment size from the first page).
-struct FirstPage {
-  bool stamp = false;  // walseg's ready stamp: preallocated, nothing written yet
-  std::uint64_t system_id = 0;
-  std::uint64_t segment_size_bytes = 0;
-};
-
+// What a first page names (decode_first_page, as the directory scan reads it): a long page
+// header or walseg's ready stamp carries the system and segment size (as pg_waldump learns
+// the segment size from the first page).
 std::optional<FirstPage> first_page(const Directory& dir, const std::string& name) {
   try {
     File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    std::byte b[kLongPageHeaderBytes] = {};
+    std::byte b[kReadyStampBytes] = {};
     if (f.pread(b, sizeof b, 0) != sizeof b) return std::nullopt;
-    const PageHeader h = decode_page_header(b);
-    const bool stamp = h.magic == kReadySegmentMagic;
-    if ((!stamp && (h.magic != kWalPageMagic || !h.is_long())) || !is_valid_segment_size(h.segment_size_bytes))
-      return std::nullopt;
-    return FirstPage{stamp, h.system_id, h.segment_size_bytes};
+    const std::optional<FirstPage> p = decode_first_page(b);
+    if (!p || !is_valid_segment_size(p->header.segment_size_bytes)) return std::nullopt;
+    return p;
   } catch (const Error&) {
     return std::nullopt;
   }
 }
 
 std::string page_text(const FirstPage& p) {
-  return fmt::format("{} system {}, {} segments", p.stamp ? "preallocated by walseg for" : "WAL of", p.system_id,
-                     format_size(p.segment_size_bytes));
+  return fmt::format("{} system {}, {} segments", p.ready_stamp ? "preallocated by walseg for" : "WAL of",
+                     p.header.system_id, format_size(p.header.segment_size_bytes));
 }
 
 // When no control file says whose a segment-named file is. "" for zeros or anything else.
@@ -82,7 +75,7 @@ std::string describe_broken(const Directory& dir, const std::string& name, const
   const auto p = first_page(dir, name);
   if (!p) return what + "; its first page is no WAL page: not a segment to bring back";
   if (!control) return fmt::format("{}; its first page says {} (no walseg.control here to check it against)", what, page_text(*p));
-  if (p->system_id != control->system_id || p->segment_size_bytes != control->segment_size_bytes)
+  if (p->header.system_id != control->system_id || p->header.segment_size_bytes != control->segment_size_bytes)
     return fmt::format("{}; its first page says {}: not this WAL's", what, page_text(*p));
   if (static_cast<std::uint64_t>(st.st_size) != control->segment_size_bytes)
     return fmt::format("{}; its first page is this WAL's, but it is {} bytes, not {}: not a whole segment", what,

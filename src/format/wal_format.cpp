@@ -137,6 +137,13 @@ std::optional<PageHeader> decode_ready_stamp(const std::byte* in) {
   return h;
 }
 
+std::optional<FirstPage> decode_first_page(const std::byte* in) {
+  if (auto stamp = decode_ready_stamp(in)) return FirstPage{true, *stamp};
+  PageHeader h = decode_page_header(in);
+  if (h.magic != kWalPageMagic || !h.is_long()) return std::nullopt;
+  return FirstPage{false, h};
+}
+
 void encode_control(const WalControl& c, std::byte* out) {
   std::memset(out, 0, kControlFileBytes);
   store_le(out, kControlMagic, 4);

@@ -57,12 +57,11 @@ std::string not_regular(const struct stat& st) {
 }
 
 bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c, bool* ready) {
-  const PageHeader h = decode_page_header(b.data());
-  const bool stamped = h.magic == kReadySegmentMagic && decode_ready_stamp(b.data()).has_value();
-  if (!stamped && (h.magic != kWalPageMagic || !h.is_long())) return false;
-  *ready = stamped;
-  return h.system_id == c.system_id && h.segment_size_bytes == c.segment_size_bytes &&
-         h.block_size_bytes == c.block_size_bytes;
+  const std::optional<FirstPage> p = decode_first_page(b.data());
+  if (!p) return false;
+  *ready = p->ready_stamp;
+  return p->header.system_id == c.system_id && p->header.segment_size_bytes == c.segment_size_bytes &&
+         p->header.block_size_bytes == c.block_size_bytes;
 }
 
 // What walseg puts in a file under a temporary name before it is renamed, so what a crash
