@@ -228,6 +228,23 @@ BOOST_AUTO_TEST_CASE(AVerdictMeasuredBesideAnotherWriterSaysSo) {
   BOOST_TEST(contains(r.out, "caution: something else used the disk while the write phase measured"), r.out);
 }
 
+// Review: the verdict's line about auto probed a second time, after the commit phase had run on
+// the first probe's choice (twice the cost, and at times another answer beside the rows).
+BOOST_AUTO_TEST_CASE(TheVerdictsAutoLineReusesTheProbeTheCommitPhaseRanOn) {
+  auto r = run("bench --dir '" + dir + "' --phases create,write,commit --methods zero_write,posix_fallocate --segments 2"
+               " --segment-size 1MB --clients 1 --commit-seconds 0.2 -c walseg.init_method=auto --json '" + dir +
+               "/v.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  std::size_t probes = 0;
+  for (std::size_t at = 0; (at = r.err.find("walseg.init_method = auto chose", at)) != std::string::npos; ++at) ++probes;
+  BOOST_TEST(probes == 1u, r.err);
+  BOOST_TEST(contains(r.out, "probing this directory (the probe before the switch and commit phases), chooses"), r.out);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/v.json"));
+  BOOST_TEST_REQUIRE(doc["verdict"].contains("auto"), doc["verdict"].dump());
+  for (const auto& row : doc["rows"])
+    if (row["phase"] == "commit") BOOST_TEST(row["method"] == doc["verdict"]["auto"]["method"], row.dump());
+}
+
 // The new-user trial: with walseg.init_method = auto the switch phase's unpooled and pooled
 // runs each probed, and ran zero_write and posix_fallocate. auto is now decided once.
 BOOST_AUTO_TEST_CASE(AutoIsProbedOnceForTheSwitchAndCommitPhases) {

@@ -172,13 +172,17 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
   return v;
 }
 
-nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v) {
-  Directory d = scratch.make_dir("auto");
-  AutoDecision a = choose_init_method(d, s.config);
+nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v,
+                           const std::optional<AutoDecision>& probed) {
+  const AutoDecision a = probed ? *probed : [&] {
+    Directory d = scratch.make_dir("auto");
+    return choose_init_method(d, s.config);
+  }();
   const bool agrees = v.contains("both") && v["both"] == std::string(to_string(a.method));
   // No "within noise" here: neither the probe nor the bench repeats its measurement, so
   // neither knows its noise. What differs is said instead.
-  fmt::print("  walseg.init_method = auto, probing this directory, chooses {}{}\n", to_string(a.method),
+  fmt::print("  walseg.init_method = auto, probing this directory{}, chooses {}{}\n",
+             probed ? " (the probe before the switch and commit phases)" : "", to_string(a.method),
              agrees ? " (agrees with this run)"
                     : fmt::format(" (differs from this run: its probe measures {} files and {} of commits, "
                                   "once; its numbers are in its LOG line and the JSON's auto.reason)",

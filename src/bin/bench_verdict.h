@@ -12,6 +12,7 @@
 // Thread-safety: none needed (called once, on the bench's thread).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,11 @@ std::vector<ProbeResult> rule_inputs(const BenchSettings& s, const std::vector<R
 const Row* find_row(const std::vector<Row>& rows, const std::string& phase, const std::string& method,
                     bool reference = false);
 
-/// What walseg.init_method = auto's own probe chooses in a new directory of the scratch, printed
-/// beside the verdict `v` and returned as the verdict's `auto` object. Throws walseg::Error from
-/// the probe's file operations.
-nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v);
+/// What walseg.init_method = auto's own probe chooses, printed beside the verdict `v` and
+/// returned as the verdict's `auto` object: `probed` when this run already probed (for the
+/// switch and commit phases: the same probe, so said once), else a probe in a new directory of
+/// the scratch. Throws walseg::Error from the probe's file operations.
+nlohmann::json auto_choice(Scratch& scratch, const BenchSettings& s, const nlohmann::json& v,
+                           const std::optional<AutoDecision>& probed);
 
 }  // namespace walseg::tool

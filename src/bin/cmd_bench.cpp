@@ -165,13 +165,15 @@ std::string utc_now_iso8601() {
 // directory, so that every configuration and client count runs one method (the new-user trial:
 // the switch phase's unpooled and pooled runs each probed, and ran zero_write and
 // posix_fallocate, so the pool's effect was mixed with the method's).
-InitMethod auto_for_wal_phases(const BenchSettings& s, Scratch& scratch) {
+// The verdict's own line about auto reuses this probe (a second one chose differently at times,
+// and cost as much again).
+AutoDecision auto_for_wal_phases(const BenchSettings& s, Scratch& scratch) {
   Directory d = scratch.make_dir("auto-wal-phases");
   const AutoDecision a = choose_init_method(d, s.config);
   fmt::print("walseg.init_method = auto: {} for the switch and commit phases, probed once for all of them (its "
              "numbers: the LOG line)\n",
              to_string(a.method));
-  return a.method;
+  return a;
 }
 
 BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases, Scratch& scratch) {
@@ -182,7 +184,11 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   s.row_done = [&s](const Row& r) { print_row(s, r); };  // as pg_test_fsync: each row when measured
   BenchSettings wal_s = s;
   const bool wal_phases = std::any_of(phases.begin(), phases.end(), [](const std::string& p) { return p == "switch" || p == "commit"; });
-  if (wal_phases && s.config.init_method == InitMethod::kAuto) wal_s.config.init_method = auto_for_wal_phases(s, scratch);
+  std::optional<AutoDecision> probed;
+  if (wal_phases && s.config.init_method == InitMethod::kAuto) {
+    probed = auto_for_wal_phases(s, scratch);
+    wal_s.config.init_method = probed->method;
+  }
   for (const auto& p : phases) {
     print_phase_head(s, p);
     auto got = p == "create"   ? bench_create(s, scratch)
@@ -196,7 +202,7 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   }
   res.verdict = verdict(s, res.fs, res.rows);
   if (res.verdict.contains("both")) {
-    res.verdict["auto"] = auto_choice(scratch, s, res.verdict);
+    res.verdict["auto"] = auto_choice(scratch, s, res.verdict, probed);
     res.verdict["what_to_set"] = what_to_set(s, res.fs, res.rows, res.verdict);
   }
   check_stop();
