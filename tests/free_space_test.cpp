@@ -38,6 +38,17 @@ BOOST_AUTO_TEST_CASE(TooLittleIsRefusedWithWhatItNeedsAndWhatIsFree) {
   }
 }
 
+// The tool's bench makes the same check and adds what its user can change.
+BOOST_AUTO_TEST_CASE(AdviceFollowsTheFigures) {
+  try {
+    walseg::require_free_space("this run", "d", 10 * kMiB, 20 * kMiB, kMiB, "a margin", "give another --dir");
+    BOOST_FAIL("not refused");
+  } catch (const walseg::Error& e) {
+    BOOST_TEST(std::string(e.what()) == "not enough free space in \"d\": this run needs 21 MB (20 MB for its files at "
+                                        "once and 1 MB left for a margin), but only 10 MB are free: give another --dir");
+  }
+}
+
 BOOST_AUTO_TEST_CASE(AHugeMarginRefusesInsteadOfWrappingRound) {
   BOOST_CHECK_THROW(walseg::require_free_space("x", "d", UINT64_MAX - 1, kMiB, UINT64_MAX, "y"), walseg::Error);
 }

@@ -23,8 +23,11 @@ std::uint64_t bench_peak_bytes(std::size_t methods, std::uint64_t segment_size_b
 
 /// Throws Error(ENOSPC) unless `free_bytes` covers `peak_bytes` + `margin_bytes`, worded
 /// `not enough free space in "DIR": WHAT needs N MB (P MB for its files at once and M MB left
-/// for WHY), but only F MB are free`. Sizes in MB are rounded up, free space down.
+/// for WHY), but only F MB are free`, then `: ADVICE` when advice is given (what the host's
+/// user can change: the tool's options). Sizes in MB are rounded up, free space down. The one
+/// check for walseg_bench() and `walseg bench`.
 void require_free_space(std::string_view what, const std::string& dir, std::uint64_t free_bytes,
-                        std::uint64_t peak_bytes, std::uint64_t margin_bytes, std::string_view margin_why);
+                        std::uint64_t peak_bytes, std::uint64_t margin_bytes, std::string_view margin_why,
+                        std::string_view advice = {});
 
 }  // namespace walseg

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "walseg/auto_method.h"
+#include "walseg/free_space.h"
 #include "walseg/wal_format.h"
 
 namespace walseg::tool {
@@ -87,16 +88,15 @@ SpaceNeed bench_space_need(const BenchSettings& s, const std::vector<std::string
 }
 
 void check_free_space(const SpaceNeed& need, std::uint64_t free_bytes, const std::string& dir) {
-  if (free_bytes >= need.total()) return;
   std::vector<std::string> parts;
   if (need.create_bytes > 0) parts.push_back(fmt::format("{} of create-phase segments, kept until the end", rough(need.create_bytes)));
   if (need.peak_bytes > 0) parts.push_back(fmt::format("{} at most for {} beside them", rough(need.peak_bytes), need.peak_phase));
-  parts.push_back(fmt::format("a margin of {}% + {}", kSpaceMarginPercent, rough(kSpaceMarginBytes)));
-  throw std::runtime_error(fmt::format(
-      "not enough free space for this run in \"{}\": it needs about {} ({}), and its filesystem has {} free "
-      "(statvfs f_bavail); free some space, give another --dir, or make the run smaller (--segments, "
-      "--segment-size, --methods, --phases)",
-      dir, rough(need.total()), fmt::join(parts, ", "), rough(free_bytes)));
+  require_free_space(fmt::format("this run ({})", fmt::join(parts, ", and ")), dir, free_bytes,
+                     need.create_bytes + need.peak_bytes, need.margin_bytes,
+                     fmt::format("other writers meanwhile (a margin of {}% + {})", kSpaceMarginPercent,
+                                 rough(kSpaceMarginBytes)),
+                     "free some space, give another --dir, or make the run smaller (--segments, --segment-size, "
+                     "--methods, --phases)");
 }
 
 }  // namespace walseg::tool

@@ -42,9 +42,10 @@ SpaceNeed bench_space_need(const BenchSettings& s, const std::vector<std::string
 /// and the phase cannot disagree. `block_size_bytes`: walseg.block_size.
 std::uint64_t append_segments_ahead(const BenchSettings& s, std::uint64_t block_size_bytes);
 
-/// Throws std::runtime_error (exit status 1) when `free_bytes` (statvfs f_bavail * f_frsize of
-/// the scratch directory's filesystem) is less than `need.total()`; the message says how much
-/// the run needs, from what, how much is free, and what makes a run smaller.
+/// Throws walseg::Error(ENOSPC) (exit status 1) when `free_bytes` (statvfs f_bavail * f_frsize
+/// of the scratch directory's filesystem) is less than `need.total()`: the library's check
+/// (require_free_space, as walseg_bench() makes it), whose message says how much the run needs,
+/// from what, how much is free, and here what makes a run smaller.
 void check_free_space(const SpaceNeed& need, std::uint64_t free_bytes, const std::string& dir);
 
 }  // namespace walseg::tool

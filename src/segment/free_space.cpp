@@ -20,15 +20,16 @@ std::uint64_t bench_peak_bytes(std::size_t methods, std::uint64_t segment_size_b
 }
 
 void require_free_space(std::string_view what, const std::string& dir, std::uint64_t free_bytes,
-                        std::uint64_t peak_bytes, std::uint64_t margin_bytes, std::string_view margin_why) {
+                        std::uint64_t peak_bytes, std::uint64_t margin_bytes, std::string_view margin_why,
+                        std::string_view advice) {
   // Saturating: a margin near UINT64_MAX must refuse, not wrap round to a small need.
   const std::uint64_t need = peak_bytes > UINT64_MAX - margin_bytes ? UINT64_MAX : peak_bytes + margin_bytes;
   if (free_bytes >= need) return;
   throw make_error(ENOSPC, "check free space", dir,
                    fmt::format("not enough free space in \"{}\": {} needs {} MB ({} MB for its files at once and "
-                               "{} MB left for {}), but only {} MB are free",
+                               "{} MB left for {}), but only {} MB are free{}{}",
                                dir, what, mib_up(need), mib_up(peak_bytes), mib_up(margin_bytes), margin_why,
-                               free_bytes / kMiB));
+                               free_bytes / kMiB, advice.empty() ? "" : ": ", advice));
 }
 
 }  // namespace walseg
