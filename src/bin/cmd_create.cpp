@@ -142,7 +142,10 @@ RegisterCommand reg("create", [](CLI::App& app) {
   cmd->add_option("--segment-size", args->segment_size,
                   size_option_help("segment size, e.g. 16MB (default: walseg.segment_size)"));
   cmd->add_option("--timeline", args->timeline, "timeline id (default 1)")->transform(integer_in(1, 0xFFFFFFFF));
-  cmd->add_option("--start", args->start, "first segment number (default 1)")->transform(integer_in(0, 0xFFFFFFFFFFFFFF));
+  // Its bound depends on the segment size (checked with it): the help says that, not the
+  // loosest bound the parser takes (2^56 - 1, which no segment size allows).
+  cmd->add_option("--start", args->start, "first segment number (default 1)")
+      ->transform(integer_in(0, 0xFFFFFFFFFFFFFF).description("0..2^64/segment size - 1"));
   add_settings_options(*cmd, args->settings);
   cmd->callback([args] { run_create(*args); });
 });
