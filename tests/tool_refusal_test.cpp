@@ -105,6 +105,32 @@ BOOST_AUTO_TEST_CASE(AnAckLogIsOneByItsLinesNotItsFirstSixBytes) {
   BOOST_TEST(run("write --dir '" + wal + "' --records 3 --ack-log '" + acks + "'" + k1MB).status == 0);
 }
 
+// New-user trial 14: `bench --dir $PGDATA/pg_wal` beside a running server made its scratch
+// directory in pg_wal (a default run needs 1.4GB: a full disk makes PostgreSQL PANIC).
+BOOST_AUTO_TEST_CASE(BenchRefusesPostgresqlsDataDirectoryAndPgWalAndWhatIsBelowThem) {
+  const std::string pgdata = dir + "/pgdata";
+  fs::create_directories(pgdata + "/pg_wal/archive_status");
+  fs::create_directories(pgdata + "/global");
+  fs::create_directories(pgdata + "/base/1");
+  std::ofstream(pgdata + "/PG_VERSION") << "15\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {pgdata, "is PostgreSQL's data directory"},
+      {pgdata + "/pg_wal", "is PostgreSQL's pg_wal"},
+      {pgdata + "/pg_wal/new", "is inside PostgreSQL's pg_wal (\"" + fs::canonical(pgdata).string() + "/pg_wal\")"},
+      {pgdata + "/base/1", "is inside PostgreSQL's data directory"}};
+  for (const auto& [d, says] : cases) {
+    const auto before = entries(d);
+    auto r = run("bench --dir '" + d + "' --phases create --methods none --segments 1");
+    BOOST_TEST(r.status == 2, d << ": " << r.err);
+    BOOST_TEST(contains(r.err, says), r.err);
+    BOOST_TEST(contains(r.err, "walseg_bench()"), r.err);
+    BOOST_TEST((entries(d) == before), d);
+  }
+  BOOST_TEST(!fs::exists(pgdata + "/pg_wal/new"));
+  // Beside the data directory, on the same filesystem, is where to measure it.
+  BOOST_TEST(run("bench --dir '" + dir + "/beside' --phases create --methods none --segments 1").status == 0);
+}
+
 // Break-it round 15 L3: `--ack-log -` made a file named "-" in the working directory (bench's
 // `--json -` is stdout), and the checker then read a log nobody knew was there.
 BOOST_AUTO_TEST_CASE(AnAckLogOfADashIsRefusedNotMadeAsAFile) {
