@@ -93,6 +93,20 @@ BOOST_AUTO_TEST_CASE(WithoutAControlFileSegmentsAreLabelledByTheirSizeAndFirstPa
   BOOST_TEST(!std::regex_search(d.out, std::regex("\n000000010000000000000007 [^\n]*preallocated by walseg")), d.out);
 }
 
+// New-user trial 14: README said ls refuses PostgreSQL's pg_wal; it listed pg_wal's segments
+// as "whose is unknown" and said nothing of whose directory it was.
+BOOST_AUTO_TEST_CASE(PostgresqlsPgWalIsListedAndSaidToBeIt) {
+  const std::string pg_wal = dir + "/pgdata/pg_wal";
+  fs::create_directories(pg_wal + "/archive_status");
+  std::ofstream(dir + "/pgdata/PG_VERSION") << "15\n";
+  std::ofstream(pg_wal + "/000000010000000000000001", std::ios::binary) << std::string(16 << 20, '\0');
+  auto r = run("ls --dir '" + pg_wal + "'");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "walseg.control: none: not a walseg WAL directory. It looks like PostgreSQL's pg_wal"), r.out);
+  BOOST_TEST(contains(r.out, "read PostgreSQL's WAL with pg_waldump"), r.out);
+  BOOST_TEST(contains(r.out, "000000010000000000000001"), r.out);
+}
+
 // The new-user trial: 1MB of random bytes named "...09.broken" was "walseg's: a segment-named
 // file walseg 0.1 moved aside", the line a real segment got, though README told the user to
 // check with ls that the file is a segment of this WAL before bringing it back.

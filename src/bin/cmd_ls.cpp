@@ -64,7 +64,7 @@ std::string page_text(const FirstPage& p) {
 // When no control file says whose a segment-named file is. "" for zeros or anything else.
 std::string header_says(const Directory& dir, const std::string& name) {
   const auto p = first_page(dir, name);
-  return p ? fmt::format("; its first page says {} (no walseg.control here to check it against)", page_text(*p)) : "";
+  return p ? fmt::format("; its first page says {} (no usable walseg.control here to check it against)", page_text(*p)) : "";
 }
 
 // walseg 0.1's moved-aside files: whether the file is this WAL's is what a user bringing it
@@ -74,7 +74,7 @@ std::string describe_broken(const Directory& dir, const std::string& name, const
   const std::string what = "a name walseg 0.1 gave a segment-named file it moved aside; walseg never uses or removes it";
   const auto p = first_page(dir, name);
   if (!p) return what + "; its first page is no WAL page: not a segment to bring back";
-  if (!control) return fmt::format("{}; its first page says {} (no walseg.control here to check it against)", what, page_text(*p));
+  if (!control) return fmt::format("{}; its first page says {} (no usable walseg.control here to check it against)", what, page_text(*p));
   if (p->header.system_id != control->system_id || p->header.segment_size_bytes != control->segment_size_bytes)
     return fmt::format("{}; its first page says {}: not this WAL's", what, page_text(*p));
   if (static_cast<std::uint64_t>(st.st_size) != control->segment_size_bytes)
@@ -220,6 +220,10 @@ void run_ls(const LsArgs& a) {
         warn_if_not_the_wals_segment_size(given, "walseg.segment_size", control->segment_size_bytes);
     }
     if (control) fmt::print("{}: {}\n", kControlFileName, describe(*control));
+    else if (const std::string pg = postgresql_pg_wal_hint(dir); !pg.empty())
+      // Listed, since ls is how one looks, but said (the new-user trial: pg_wal's segments
+      // were "whose is unknown", with no word of whose they plainly are).
+      fmt::print("{}: none: not a walseg WAL directory.{}\n", kControlFileName, pg);
     else fmt::print("{}: none (not a walseg WAL directory, or its control file was lost)\n", kControlFileName);
   } catch (const Error& e) {
     fmt::print("{}: cannot be used: {}\n", kControlFileName, e.what());
