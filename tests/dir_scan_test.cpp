@@ -38,9 +38,14 @@ using walseg_test::read_all;
 
 namespace {
 
+// The process a test's leftovers are named for, as walseg.lock names the writer whose crash left
+// them (temp_file_left_alone_reason): its temporary files are xlogtemp.4242[.N].
+constexpr std::uint32_t kLastWriterPid = 4242;
+
 // What SegmentManager does at open and start: survey, then remove the leftover temps.
-ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode) {
-  ScanReport r = survey_wal_directory(d, c, append_mode);
+ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode,
+                          std::optional<std::uint32_t> last_writer_pid = kLastWriterPid) {
+  ScanReport r = survey_wal_directory(d, c, append_mode, false, last_writer_pid);
   remove_leftover_temps(d, r, c);
   return r;
 }
@@ -108,7 +113,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
       {"000000020000000000000003.partial", k16MB},
       {"00000002.history", 40},
       {"000000010000000000000002.00000028.backup", 200},
-      {"xlogtemp.1234", 8192},
+      {"xlogtemp.4242.1234", 8192},
       {"notes.txt", 10},
   };
   std::map<std::string, ino_t> inode;
@@ -125,7 +130,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
   BOOST_TEST(r.segments[0].ready);
   BOOST_TEST(r.segments[1].name.timeline == 10u);  // 0000000A is hex for 10
   BOOST_TEST(r.segments[1].name.segno == 2u);
-  BOOST_TEST(r.removed_temps == std::vector<std::string>{"xlogtemp.1234"});
+  BOOST_TEST(r.removed_temps == std::vector<std::string>{"xlogtemp.4242.1234"});
   // A name that parses only under another segment size is a segment name walseg will not touch.
   BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000100"});
   const std::vector<std::string> alone = {
@@ -144,7 +149,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
 
   // Everything but the temp file is still there, same inode, same size, same first bytes.
   for (const auto& [name, size] : others) {
-    if (name == "xlogtemp.1234") {
+    if (name == "xlogtemp.4242.1234") {
       BOOST_TEST(!path_exists(dir / name));
       continue;
     }
@@ -159,7 +164,7 @@ BOOST_AUTO_TEST_CASE(C20_scan_takes_only_strict_segment_names_of_this_wal_and_le
   // Each foreign entry is reported once.
   BOOST_TEST(logs.count(LogLevel::kLog, "leaving \"" + dir.path() + "/notes.txt\" alone") == 1u);
   BOOST_TEST(logs.count(LogLevel::kLog, "removed leftover temporary file \"" + dir.path() +
-                                            "/xlogtemp.1234\"") == 1u);
+                                            "/xlogtemp.4242.1234\"") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(C10_wrong_size_segment_is_left_alone_with_its_content_and_reported) {
@@ -253,9 +258,32 @@ BOOST_AUTO_TEST_CASE(append_mode_keeps_short_segments_of_this_wal_and_full_size_
   BOOST_TEST(walseg_test::stat_path(dir / "000000010000000000000003").st_size == static_cast<off_t>(k1MB + 4096));
 }
 
+// Break-it round 16 F1: in a copy of a WAL directory (rsync, in name order) a user's zero-filled
+// xlogtemp.4242 was born after the copied walseg.lock, and the copy's first writer removed it.
+// Only the last writer's temporary files (the PID walseg.lock held) are leftovers.
+BOOST_AUTO_TEST_CASE(only_the_last_writers_temporary_files_are_leftovers) {
+  make_file(dir / "xlogtemp.4242", 65536);    // the last writer's: removed
+  make_file(dir / "xlogtemp.4242.3", 4096);   // its preallocator's: removed
+  make_file(dir / "xlogtemp.777", 65536);     // zeros too, but named for another process
+  make_file(dir / "xlogtemp.777.1", 4096);
+  walseg_test::LogCapture logs;
+  ScanReport r = scan_and_clean(d, c1, false);
+  std::vector<std::string> removed = r.removed_temps;
+  std::sort(removed.begin(), removed.end());
+  BOOST_TEST(removed == (std::vector<std::string>{"xlogtemp.4242", "xlogtemp.4242.3"}), boost::test_tools::per_element());
+  BOOST_TEST(list_names(dir.path()) == (std::vector<std::string>{"xlogtemp.777", "xlogtemp.777.1"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(logs.count(LogLevel::kLog, "leaving \"" + dir.path() + "/xlogtemp.777\" alone: temporary file not named for "
+                                        "process 4242, the last writer walseg.lock names") == 1u);
+  // No PID to go by (a lock file never written): nothing is a leftover.
+  ScanReport none = scan_and_clean(d, c1, false, std::nullopt);
+  BOOST_TEST(none.removed_temps.empty());
+  BOOST_TEST(list_names(dir.path()).size() == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlogtemp_names_kept) {
-  make_file(dir / "xlogtemp.99999", k1MB);      // PostgreSQL's spelling
-  make_file(dir / "xlogtemp.99999.7", 4096);    // walseg's counter spelling
+  make_file(dir / "xlogtemp.4242", k1MB);      // PostgreSQL's spelling
+  make_file(dir / "xlogtemp.4242.7", 4096);    // walseg's counter spelling
   make_file(dir / "xlogtemp.0123", 10);         // leading zero: not our pattern
   make_file(dir / "xlogtemp.abc", 10);
   make_file(dir / "walseg.control.tmp", 512, '\0');  // a control file replacement cut short
@@ -263,7 +291,7 @@ BOOST_AUTO_TEST_CASE(C11_temp_leftovers_of_both_spellings_are_removed_other_xlog
   ScanReport r = scan_and_clean(d, c1, false);
   std::vector<std::string> removed = r.removed_temps;
   std::sort(removed.begin(), removed.end());
-  BOOST_TEST(removed == (std::vector<std::string>{"walseg.control.tmp", "xlogtemp.99999", "xlogtemp.99999.7"}),
+  BOOST_TEST(removed == (std::vector<std::string>{"walseg.control.tmp", "xlogtemp.4242", "xlogtemp.4242.7"}),
              boost::test_tools::per_element());
   BOOST_TEST(list_names(dir.path()) ==
                  (std::vector<std::string>{"xlogtemp.0123", "xlogtemp.5", "xlogtemp.abc"}),
@@ -276,16 +304,16 @@ BOOST_AUTO_TEST_CASE(symlinks_named_like_segments_or_temps_are_left_alone_with_t
   walseg_test::TempDir outside;
   walseg_test::put_ready_segment(outside / "target", c1, 1, 1);
   BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "000000010000000000000001").c_str()) == 0);
-  BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "xlogtemp.42").c_str()) == 0);
+  BOOST_REQUIRE(::symlink((outside / "target").c_str(), (dir / "xlogtemp.4242.42").c_str()) == 0);
   ScanReport r = scan_and_clean(d, c1, false);
   BOOST_TEST(r.segments.empty());
   BOOST_TEST(r.removed_temps.empty());
   BOOST_TEST(foreign_names(r) == std::vector<std::string>{"000000010000000000000001"});
   BOOST_TEST(why_of(r, "000000010000000000000001") == "it is a symbolic link, not a regular file");
-  BOOST_TEST(r.left_alone == (std::vector<std::string>{"xlogtemp.42 (not a regular file)"}),
+  BOOST_TEST(r.left_alone == (std::vector<std::string>{"xlogtemp.4242.42 (not a regular file)"}),
              boost::test_tools::per_element());
   BOOST_TEST(path_exists(dir / "000000010000000000000001"));
-  BOOST_TEST(path_exists(dir / "xlogtemp.42"));
+  BOOST_TEST(path_exists(dir / "xlogtemp.4242.42"));
   BOOST_TEST(walseg_test::stat_path(outside / "target").st_size == static_cast<off_t>(k1MB));
 }
 
@@ -302,8 +330,8 @@ BOOST_AUTO_TEST_CASE(lock_control_and_auto_cache_files_are_not_reported) {
 }
 
 BOOST_AUTO_TEST_CASE(C13_removals_are_followed_by_one_directory_fsync) {
-  make_file(dir / "xlogtemp.1", 10);
-  make_file(dir / "xlogtemp.2", 10);
+  make_file(dir / "xlogtemp.4242.1", 10);
+  make_file(dir / "xlogtemp.4242.2", 10);
   walseg_test::put_ready_segment(dir / "000000010000000000000002", c1, 1, 2);
   io_trace::start();
   scan_and_clean(d, c1, false);
@@ -342,16 +370,16 @@ BOOST_AUTO_TEST_CASE(clean_directory_is_scanned_without_any_change_or_fsync) {
 // ---------------------------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(failed_temp_removal_reports_the_unlink_with_its_path) {
-  make_file(dir / "xlogtemp.77", 10);
+  make_file(dir / "xlogtemp.4242.77", 10);
   failpoint::arm("unlink", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
   BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
-                        error_is(EIO, {"could not remove file \"" + dir.path() + "/xlogtemp.77\"",
+                        error_is(EIO, {"could not remove file \"" + dir.path() + "/xlogtemp.4242.77\"",
                                        "Input/output error"}));
-  BOOST_TEST(path_exists(dir / "xlogtemp.77"));
+  BOOST_TEST(path_exists(dir / "xlogtemp.4242.77"));
 }
 
 BOOST_AUTO_TEST_CASE(failed_directory_fsync_after_cleanup_is_reported_with_the_directory) {
-  make_file(dir / "xlogtemp.77", 10);
+  make_file(dir / "xlogtemp.4242.77", 10);
   failpoint::arm("dir_fsync", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
   BOOST_CHECK_EXCEPTION(scan_and_clean(d, c1, false), Error,
                         error_is(EIO, {"could not fsync directory \"" + dir.path() + "\"",
@@ -372,18 +400,18 @@ BOOST_AUTO_TEST_CASE(unreadable_segment_file_is_reported_with_its_path) {
 // the probe's record bytes are walseg's.
 BOOST_AUTO_TEST_CASE(a_temporary_name_holding_someone_elses_bytes_is_never_removed) {
   make_file(dir / "xlogtemp.4242", 10, 'u');
-  make_file(dir / "xlogtemp.4243", 8192);  // zeros: walseg's
+  make_file(dir / "xlogtemp.4242.4243", 8192);  // zeros: walseg's
   {
     std::vector<char> probe(8192, '\x5a');
-    std::ofstream(dir / "xlogtemp.4244", std::ios::binary).write(probe.data(), static_cast<std::streamsize>(probe.size()));
+    std::ofstream(dir / "xlogtemp.4242.4244", std::ios::binary).write(probe.data(), static_cast<std::streamsize>(probe.size()));
   }
   for (int opening = 0; opening < 2; ++opening) {
     ScanReport r = scan_and_clean(d, c1, false);
     BOOST_TEST(path_exists(dir / "xlogtemp.4242"));
     BOOST_TEST(contains(r.left_alone, "xlogtemp.4242 (temporary file holding bytes walseg never writes to one)"));
   }
-  BOOST_TEST(!path_exists(dir / "xlogtemp.4243"));
-  BOOST_TEST(!path_exists(dir / "xlogtemp.4244"));
+  BOOST_TEST(!path_exists(dir / "xlogtemp.4242.4243"));
+  BOOST_TEST(!path_exists(dir / "xlogtemp.4242.4244"));
 }
 
 // Break-it round 7 F1: only the first 64 kB were looked at, so a user's file of 64 kB of
@@ -394,13 +422,13 @@ BOOST_AUTO_TEST_CASE(bytes_of_someone_else_anywhere_in_a_temporary_file_keep_it)
       std::vector<char> bytes(65536 + 4096, fill);
       const std::string tail = "PRECIOUS USER DATA\n";
       std::copy(tail.begin(), tail.end(), bytes.begin() + 65536 + 100);
-      std::ofstream(dir / "xlogtemp.4250", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      make_file(dir / "xlogtemp.4251", 3 * 65536);  // zeros past the first chunk too: walseg's
+      std::ofstream(dir / "xlogtemp.4242.4250", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      make_file(dir / "xlogtemp.4242.4251", 3 * 65536);  // zeros past the first chunk too: walseg's
       ScanReport r = scan_and_clean(d, c1, false);
-      BOOST_TEST(path_exists(dir / "xlogtemp.4250"));
-      BOOST_TEST(contains(r.left_alone, "xlogtemp.4250 (temporary file holding bytes walseg never writes to one)"));
-      BOOST_TEST(!path_exists(dir / "xlogtemp.4251"));
-      BOOST_REQUIRE(::unlink((dir / "xlogtemp.4250").c_str()) == 0);
+      BOOST_TEST(path_exists(dir / "xlogtemp.4242.4250"));
+      BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.4250 (temporary file holding bytes walseg never writes to one)"));
+      BOOST_TEST(!path_exists(dir / "xlogtemp.4242.4251"));
+      BOOST_REQUIRE(::unlink((dir / "xlogtemp.4242.4250").c_str()) == 0);
     }
   }
 }
@@ -411,7 +439,7 @@ BOOST_AUTO_TEST_CASE(a_short_read_does_not_end_the_check_of_a_temporary_file) {
   std::vector<char> bytes(3 * 65536, '\0');
   const std::string tail = "PRECIOUS USER DATA\n";
   std::copy(tail.begin(), tail.end(), bytes.end() - 100);
-  std::ofstream(dir / "xlogtemp.4260", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(dir / "xlogtemp.4242.4260", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   failpoint::Spec shorter;
   shorter.kind = failpoint::Kind::kShort;
   shorter.short_bytes = 4096;
@@ -419,26 +447,26 @@ BOOST_AUTO_TEST_CASE(a_short_read_does_not_end_the_check_of_a_temporary_file) {
   failpoint::arm("pread", shorter);
   ScanReport r = scan_and_clean(d, c1, false);
   failpoint::disarm_all();
-  BOOST_TEST(path_exists(dir / "xlogtemp.4260"));
-  BOOST_TEST(contains(r.left_alone, "xlogtemp.4260 (temporary file holding bytes walseg never writes to one)"));
+  BOOST_TEST(path_exists(dir / "xlogtemp.4242.4260"));
+  BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.4260 (temporary file holding bytes walseg never writes to one)"));
 }
 
 // Break-it round 8 F2: a temporary file whose first page was this WAL's page header counted as
 // a timeline switch's copy and was removed, whatever followed (a user's copy of a segment, or
 // a header and then their data). WAL under a temporary name is left alone now.
 BOOST_AUTO_TEST_CASE(wal_pages_under_a_temporary_name_are_left_alone) {
-  walseg_test::put_wal_segment(dir / "xlogtemp.778", c1, 1, 1, 65536);
+  walseg_test::put_wal_segment(dir / "xlogtemp.4242.778", c1, 1, 1, 65536);
   {
-    std::ofstream f(dir / "xlogtemp.778", std::ios::binary | std::ios::in | std::ios::out);
+    std::ofstream f(dir / "xlogtemp.4242.778", std::ios::binary | std::ios::in | std::ios::out);
     f.seekp(4096);
     f << "MY PRECIOUS USER DATA";
   }
   ScanReport r = scan_and_clean(d, c1, false);
-  BOOST_TEST(path_exists(dir / "xlogtemp.778"));
+  BOOST_TEST(path_exists(dir / "xlogtemp.4242.778"));
   BOOST_TEST(r.removed_temps.empty());
 }
 
-// CI failure of break-it round 10 F5's fix: a user's xlogtemp.42 made just before walseg's
+// CI failure of break-it round 10 F5's fix: a user's xlogtemp.4242.42 made just before walseg's
 // first opening shares the lock file's birth time (the kernel's coarse clock ticks every few
 // milliseconds) and was taken for walseg's leftover. Made in one tick here on purpose.
 std::int64_t born_ns(const std::string& path) {
@@ -449,7 +477,7 @@ std::int64_t born_ns(const std::string& path) {
 }
 
 BOOST_AUTO_TEST_CASE(a_temp_born_in_the_lock_files_tick_is_left_alone) {
-  const std::string temp = dir / "xlogtemp.42", lock = dir / kLockFileName;
+  const std::string temp = dir / "xlogtemp.4242.42", lock = dir / kLockFileName;
   bool same_tick = false;
   for (int i = 0; i < 100 && !same_tick; ++i) {
     ::unlink(temp.c_str());
@@ -465,7 +493,7 @@ BOOST_AUTO_TEST_CASE(a_temp_born_in_the_lock_files_tick_is_left_alone) {
   for (int i = 0; i < 2; ++i) {
     ScanReport r = scan_and_clean(d, c1, false);
     BOOST_TEST(r.removed_temps.empty());
-    BOOST_TEST(path_exists(dir / "xlogtemp.42"));
+    BOOST_TEST(path_exists(dir / "xlogtemp.4242.42"));
   }
 }
 

@@ -12,11 +12,13 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <regex>
+#include <thread>
 #include <vector>
 
 #include "tool_test_util.h"
@@ -95,6 +97,53 @@ BOOST_AUTO_TEST_CASE(Bug2_AppendModeWal_UnderAFullSizeMethod_IsRefusedNotMovedAs
   BOOST_TEST(after.at("000000010000000000000001") == before.at("000000010000000000000001"));
   for (const auto& n : entries(wal)) BOOST_TEST(!contains(n, ".broken"), n);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 50);
+}
+
+// Break-it round 16 F1: a user's zero-filled xlogtemp.4242, there before walseg and left alone
+// in the original, was removed by the first writer of a copy: rsync copies in name order, so
+// in the copy it was born after walseg.lock. Only the last writer's temporary files go.
+BOOST_AUTO_TEST_CASE(AUsersTempFileInACopyOfTheDirectoryIsLeftAlone) {
+  const std::string wal = dir + "/wal", copy = dir + "/copy";
+  fs::create_directories(wal);
+  std::ofstream(wal + "/xlogtemp.4242", std::ios::binary) << std::string(65536, '\0');
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  BOOST_REQUIRE(fs::exists(wal + "/xlogtemp.4242"));
+  BOOST_REQUIRE(last_writer_pid(wal) != "4242");
+  // As rsync -a does it: one file at a time, in name order (walseg.lock before xlogtemp.*).
+  fs::create_directories(copy);
+  std::vector<std::string> names = entries(wal);
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
+    fs::copy_file(wal + "/" + n, copy + "/" + n);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the coarse clock's tick
+  }
+  auto w = run("write --dir '" + copy + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(copy + "/xlogtemp.4242"), w.err);
+  BOOST_TEST(fs::file_size(copy + "/xlogtemp.4242") == 65536u);
+  BOOST_TEST(contains(w.err, "leaving \"" + copy + "/xlogtemp.4242\" alone"), w.err);
+}
+
+// New-user trial 14: `write -c walseg.init_method=none` on a full-size WAL switched it to append
+// mode for good (full-size methods refused once an appended segment holds WAL) without a word;
+// the switch back was as silent.
+BOOST_AUTO_TEST_CASE(ASwitchToOrFromAppendModeIsSaid) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  auto to = run("write --dir '" + wal + "' --records 1 -c walseg.init_method=fallocate_keep_size" + k1MB);
+  BOOST_TEST(to.status == 0, to.err);
+  BOOST_TEST(contains(to.err, "LOG:  WAL in \"" + wal + "\" switches to append mode (walseg.init_method = "
+                                                          "fallocate_keep_size)"),
+             to.err);
+  auto again = run("write --dir '" + wal + "' --records 1 -c walseg.init_method=fallocate_keep_size" + k1MB);
+  BOOST_TEST(!contains(again.err, "switches"), again.err);
+  const std::string fresh = dir + "/fresh";
+  BOOST_REQUIRE(run("create --dir '" + fresh + "' --method none --count 1 --start 1" + k1MB).status == 0);
+  auto back = run("write --dir '" + fresh + "' --records 1 -c walseg.init_method=zero_write" + k1MB);
+  BOOST_TEST(back.status == 0, back.err);
+  BOOST_TEST(contains(back.err, "switches from append mode to full-size segments (walseg.init_method = zero_write)"),
+             back.err);
 }
 
 BOOST_AUTO_TEST_CASE(Bug2_AnEmptyFileUnderASegmentName_IsNeitherReplacedNorUsed) {

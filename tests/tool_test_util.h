@@ -59,6 +59,15 @@ inline boost::test_tools::assertion_result tool_built(boost::unit_test::test_uni
   return ok;
 }
 
+/// The PID in `wal`'s walseg.lock: the last writer, whose temporary files (xlogtemp.<pid>[.N])
+/// are the only leftovers a writer's open removes. A test that fakes a crashed writer's
+/// leftovers names them so. "" without a lock file.
+inline std::string last_writer_pid(const std::string& wal) {
+  std::string pid;
+  std::ifstream(wal + "/walseg.lock") >> pid;
+  return pid;
+}
+
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

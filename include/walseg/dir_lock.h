@@ -19,6 +19,8 @@
 // Directory passed in need not outlive the lock (it keeps its own descriptors).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "walseg/directory.h"
@@ -47,6 +49,11 @@ class DirLock {
   /// directory.
   static DirLock acquire_shared(const Directory& dir);
 
+  /// The PID walseg.lock held when acquire() took it, before this process wrote its own: the
+  /// last writer, whose crash is what leaves temporary files behind (dir_scan.h removes only
+  /// that process's). nullopt for a new or empty lock file, and for shared locks.
+  std::optional<std::uint32_t> previous_holder_pid() const { return previous_pid_; }
+
   DirLock() = default;
   DirLock(DirLock&&) noexcept = default;
   DirLock& operator=(DirLock&&) noexcept = default;
@@ -61,6 +68,12 @@ class DirLock {
   OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
   File file_;
   bool made_ = false;  ///< acquire created walseg.lock
+  std::optional<std::uint32_t> previous_pid_;
 };
+
+/// The PID in `dir`'s walseg.lock as walseg writes it (one decimal line), read without locking
+/// or changing anything: the holder if one runs, else the last writer. nullopt when there is no
+/// such file or it holds anything else. Never throws.
+std::optional<std::uint32_t> lock_file_pid(const Directory& dir);
 
 }  // namespace walseg

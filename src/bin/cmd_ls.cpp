@@ -177,13 +177,13 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   const WalFileInfo info = classify_wal_file_name(name, control ? control->segment_size_bytes : cfg.segment_size_bytes);
   if (!control) return describe_without_control(dir, name, info, st, cfg);
   // The scan's test (break-it round 10 F7: every temporary name was said to be removed).
-  if (info.kind == WalFileKind::kTempFile)
-    return temp_is_removable_leftover(dir, name, st, *control)
-               ? "temp leftover (removed when a writer opens the directory)"
-               : fmt::format("not walseg's: a temporary name on {} (left alone)",
-                             !S_ISREG(st.st_mode) ? file_type(st)
-                             : st.st_nlink != 1  ? std::string("a file with other names (hard links)")
-                                                 : std::string("a file holding bytes walseg never writes there"));
+  // Its words too (round 16 L2: a zero-filled file left for its birth time was said to hold
+  // "bytes walseg never writes there").
+  if (info.kind == WalFileKind::kTempFile) {
+    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pid(dir));
+    return why ? fmt::format("not walseg's: a temporary file {} (left alone)", *why)
+               : std::string("temp leftover (removed when a writer opens the directory)");
+  }
   if (info.kind != WalFileKind::kSegmentFile) return S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
   if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's: {}, not a regular file (left alone)", file_type(st));
   bool ready = false;

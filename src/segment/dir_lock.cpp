@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <string>
 
@@ -60,7 +61,7 @@ File open_lock_file(const Directory& dir, int flags) {
 // What walseg leaves in its lock file: nothing (killed between creating and writing it), one
 // PID line, or a PID line whose bytes a power cut lost while its size survived (zeros).
 // Anything else was written by someone else, and rewriting it would destroy their data.
-bool holds_walseg_content(File& f) {
+bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr) {
   if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return false;
   char buf[kMaxLockFileBytes + 1] = {};
   std::size_t n = 0;
@@ -73,7 +74,10 @@ bool holds_walseg_content(File& f) {
   std::string text(buf, n);
   if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
   if (text.back() == '\n') text.pop_back();
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
+  std::uint32_t v = 0;
+  if (pid != nullptr && std::from_chars(text.data(), text.data() + text.size(), v).ec == std::errc()) *pid = v;
+  return true;
 }
 
 // The holder's PID as its lock file says, without creating or changing the file.
@@ -138,7 +142,7 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  if (!holds_walseg_content(f))
+  if (!holds_walseg_content(f, &lock.previous_pid_))
     throw make_error(EEXIST, "open", f.path(),
                      fmt::format("could not use lock file \"{}\": it holds something other than the process "
                                  "ID walseg writes there, so it is not walseg's and walseg will not overwrite "
@@ -189,6 +193,17 @@ DirLock DirLock::acquire_shared(const Directory& dir) {
   lock_or_throw(f.fd(), LOCK_SH, dir, f.path());
   lock.file_ = std::move(f);
   return lock;
+}
+
+std::optional<std::uint32_t> lock_file_pid(const Directory& dir) {
+  try {
+    File f = File::open_at(dir, kLockFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    std::optional<std::uint32_t> pid;
+    if (S_ISREG(f.stat().st_mode) && holds_walseg_content(f, &pid)) return pid;
+  } catch (const Error&) {
+    // none, or not openable: no PID to go by
+  }
+  return std::nullopt;
 }
 
 }  // namespace walseg

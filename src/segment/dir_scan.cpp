@@ -128,6 +128,7 @@ struct Scanner {
   const WalControl& control;
   bool append_mode;
   bool control_is_new;
+  std::optional<std::uint32_t> last_writer_pid;
   ScanReport report;
 
   // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
@@ -162,9 +163,6 @@ struct Scanner {
       if (errno == ENOENT) return;  // removed under us; nothing to classify
       throw file_error(errno, "stat", dir.path_of(name));
     }
-    // A leftover is walseg's by its name only if nobody linked to it: another hard link makes
-    // it someone's file too.
-    const bool own_plain_file = S_ISREG(st.st_mode) && st.st_nlink == 1;
     if (name == kControlTempFileName) {
       // Someone's file under that name: refuse, never remove. A control file this opening
       // made follows a first write a crash cut short, under another system identifier.
@@ -172,26 +170,21 @@ struct Scanner {
       return remove_temp(name, st);
     }
     const WalFileInfo info = classify_wal_file_name(name, control.segment_size_bytes);
-    // walseg makes walseg.control before any temporary file: in a directory whose control
-    // file this opening just made, a file with a temporary name is someone else's.
-    const bool temp_is_walsegs = info.kind == WalFileKind::kTempFile && own_plain_file && !control_is_new &&
-                                 temp_content_is_walsegs(dir, name, st, control);
-    if (temp_is_walsegs) return remove_temp(name, st);
+    // A leftover is walseg's by its name only if nobody linked to it (another hard link makes
+    // it someone's file too), and only the last writer's.
+    std::optional<std::string> temp_why;
+    if (info.kind == WalFileKind::kTempFile) {
+      temp_why = temp_file_left_alone_reason(dir, name, st, control, control_is_new, last_writer_pid);
+      if (!temp_why) return remove_temp(name, st);
+    }
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
     // A name that would be a segment's under another segment size is still not to be touched.
     if (name.size() == kSegmentNameLength && parse_segment_file_name(name, kMinSegmentSizeBytes))
       return foreign(name, std::nullopt, "its segment number is out of range for this WAL's segment size");
-    const std::string what = !S_ISREG(st.st_mode) ? "not a regular file"
-                             : st.st_nlink != 1   ? fmt::format("{} with other hard links", to_string(info.kind))
-                             : info.kind == WalFileKind::kTempFile && control_is_new
-                                 ? fmt::format("{} in a directory walseg had not used before", to_string(info.kind))
-                             : info.kind == WalFileKind::kTempFile && born_before_lock(dir, name)
-                                 ? fmt::format("{} born no later than {}: there before walseg used the directory, or copied "
-                                               "in with it",
-                                               to_string(info.kind), kLockFileName)
-                             : info.kind == WalFileKind::kTempFile
-                                 ? fmt::format("{} holding bytes walseg never writes to one", to_string(info.kind))
-                                 : std::string(to_string(info.kind));
+    const std::string what = !S_ISREG(st.st_mode)  ? "not a regular file"
+                             : temp_why              ? fmt::format("{} {}", to_string(info.kind), *temp_why)
+                             : st.st_nlink != 1      ? fmt::format("{} with other hard links", to_string(info.kind))
+                                                     : std::string(to_string(info.kind));
     report.left_alone.push_back(fmt::format("{} ({})", name, what));
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));
   }
@@ -212,9 +205,30 @@ bool is_this_wals_segment(File& f, const WalControl& control) {
   }
 }
 
-bool temp_is_removable_leftover(const Directory& dir, const std::string& name, const struct stat& st,
-                                const WalControl& control) {
-  return S_ISREG(st.st_mode) && st.st_nlink == 1 && temp_content_is_walsegs(dir, name, st, control);
+std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, const std::string& name,
+                                                       const struct stat& st, const WalControl& control,
+                                                       bool control_is_new,
+                                                       std::optional<std::uint32_t> last_writer_pid) {
+  if (!S_ISREG(st.st_mode)) return "that is not a regular file";
+  if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
+  // walseg makes walseg.control before any temporary file: in a directory whose control file
+  // this opening just made, a file with a temporary name is someone else's.
+  if (control_is_new) return std::string("in a directory walseg had not used before");
+  const std::optional<TempFileName> temp = parse_temp_file_name(name);
+  if (!temp) return std::string("under a name walseg does not give its temporary files");
+  // What the file is first (its birth, its bytes), then whose crash left it: the plainest
+  // reason is the one `walseg ls` prints.
+  if (born_before_lock(dir, name))
+    return fmt::format("born no later than {}: there before walseg used the directory, or copied in with it",
+                       kLockFileName);
+  if (!temp_content_is_walsegs(dir, name, st, control)) return std::string("holding bytes walseg never writes to one");
+  if (!last_writer_pid)
+    return fmt::format("(no process ID in {} says which writer left temporary files here)", kLockFileName);
+  if (temp->pid != *last_writer_pid)
+    return fmt::format("not named for process {}, the last writer {} names: its crash is the only one whose "
+                       "temporary files walseg removes (a copy of the directory, or someone's file)",
+                       *last_writer_pid, kLockFileName);
+  return std::nullopt;
 }
 
 bool is_walseg_bookkeeping_file(const std::string& name) {
@@ -321,8 +335,8 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
 }
 
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
-                                bool control_is_new) {
-  Scanner s{dir, control, append_mode, control_is_new, {}};
+                                bool control_is_new, std::optional<std::uint32_t> last_writer_pid) {
+  Scanner s{dir, control, append_mode, control_is_new, last_writer_pid, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);

@@ -82,7 +82,7 @@ void SegmentManager::open(const Options& opts) {
   if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal);
+  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.previous_holder_pid());
   check_scan();
   if (opts.before_changes) opts.before_changes(*this);
   if (new_wal) write_new_control();

@@ -203,6 +203,17 @@ void SegmentManager::clean_up_scan() {
   });
   if (removed) dir_.fsync();
   if (control_.append_mode != appending) {
+    // Said, since it lasts (the new-user trial: one `write -c walseg.init_method=none` turned a
+    // full-size WAL into an append-mode one without a word, and full-size methods were refused
+    // from then on).
+    log(LogLevel::kLog,
+        appending
+            ? fmt::format("WAL in \"{}\" switches to append mode (walseg.init_method = {}): segments made from now "
+                          "on grow as they are written; once one holds WAL, a full-size method is refused until "
+                          "that segment is no longer needed",
+                          dir_.path(), to_string(cfg_.init_method))
+            : fmt::format("WAL in \"{}\" switches from append mode to full-size segments (walseg.init_method = {})",
+                          dir_.path(), to_string(cfg_.init_method)));
     WalControl next = control_;
     next.append_mode = appending;
     std::lock_guard lk(control_mu_);
