@@ -72,6 +72,24 @@ BOOST_AUTO_TEST_CASE(OtherTimeline_SameNumbers_AreNotTaken) {
   BOOST_TEST(fs::exists(dir + "/wal/000000020000000000000001"));
 }
 
+// Break-it round 16 L5: on another timeline the "ahead of the WAL" check was skipped, so
+// segments no timeline switch could ever reach were made (and --count could fill the disk).
+BOOST_AUTO_TEST_CASE(OtherTimeline_BelowTheWalOrOlder_IsRefused) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 300 --record-size 8kB -c walseg.segment_size=1MB -c walseg.min_size=2MB").status == 0);
+  const auto before = entries(wal);
+  auto below = run("create --dir '" + wal + "' --timeline 2 --start 1 -c walseg.segment_size=1MB -c walseg.min_size=2MB");
+  BOOST_TEST(below.status == 1, below.err);
+  BOOST_TEST(contains(below.err, "segment 1 of timeline 2 is not ahead of the WAL"), below.err);
+  BOOST_TEST((entries(wal) == before));
+  BOOST_REQUIRE(run("create --dir '" + dir + "/t3' --timeline 3 --start 1 -c walseg.segment_size=1MB").status == 0);
+  auto older = run("create --dir '" + dir + "/t3' --timeline 2 --start 9 -c walseg.segment_size=1MB");
+  BOOST_TEST(older.status == 1, older.err);
+  BOOST_TEST(contains(older.err, "timeline 2 is older than the WAL's"), older.err);
+  auto ahead = run("create --dir '" + wal + "' --timeline 2 --start 9 -c walseg.segment_size=1MB -c walseg.min_size=2MB");
+  BOOST_TEST(ahead.status == 0, ahead.err);
+}
+
 // The new-user trial: create --method zero_write on a WAL of append-mode segments (made by
 // none, never written) removed them all and took the WAL out of append mode, exit 0; create
 // only adds segments, so it refuses, and nothing changes.

@@ -67,7 +67,16 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
     if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
       highest = std::max(highest.value_or(0), n->segno);
   auto suggestion = [&](SegNo first_free) { return highest ? std::max(first_free, *highest + 1) : first_free; };
-  if (a.timeline == control.timeline) {
+  // Another timeline's segments are ahead of the WAL too: a switch to it branches where the WAL
+  // ends, so below that they can never be written (break-it round 16 L5: `--timeline 2 --start
+  // 0` on a timeline-1 WAL was made, and so could be 1,000,000 of them). An older timeline is
+  // history.
+  if (a.timeline < control.timeline)
+    throw make_error(EINVAL, "create", a.dir,
+                     fmt::format("timeline {} is older than the WAL's in \"{}\" (timeline {}, as {} says): its "
+                                 "segments can never be written; nothing was created",
+                                 a.timeline, a.dir, control.timeline, kControlFileName));
+  {
     const WalReaderOptions ro = reader_options_for(control);
     const RecoveryResult end = find_end_of_wal(m.directory(), ro);
     if (end.corruption)
@@ -86,9 +95,11 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
         where += fmt::format(", and segment \"{}\" holds WAL of it",
                              segment_file_name(control.timeline, *last_wal, segment_size));
       throw make_error(EINVAL, "create", a.dir,
-                       fmt::format("segment {} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
+                       fmt::format("segment {}{} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
                                    "create makes future segments only: use --start {} or higher",
-                                   a.start, a.dir, where, suggestion(first_free)));
+                                   a.start,
+                                   a.timeline == control.timeline ? "" : fmt::format(" of timeline {}", a.timeline),
+                                   a.dir, where, suggestion(first_free)));
     }
   }
   for (int i = 0; i < a.count; ++i) {
