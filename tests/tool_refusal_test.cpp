@@ -318,12 +318,33 @@ BOOST_AUTO_TEST_CASE(PostgresqlsPgWalIsNamedAsSuch) {
   fs::create_directories(wal + "/archive_status");
   std::ofstream(data + "/PG_VERSION") << "15\n";
   put_file(wal + "/000000010000000000000001", 1 << 20);
-  for (const std::string cmd : {"dump", "recover", "write"}) {
+  for (const std::string cmd : {"dump", "recover"}) {
     auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
     BOOST_TEST(r.status == 1, cmd << ": " << r.err);
     BOOST_TEST(contains(r.err, "It looks like PostgreSQL's pg_wal (it has an archive_status directory)"), r.err);
     BOOST_TEST(contains(r.err, "read PostgreSQL's WAL with pg_waldump"), r.err);
   }
+  // Break-it round 16 L3, L4: writers and output files stay out of PostgreSQL's directories
+  // altogether (a WAL was started in a data directory, segments made in archive_status, an ack
+  // log named X.ready put there for the archiver to find).
+  const auto before = entries(wal), status_before = entries(wal + "/archive_status"), data_before = entries(data);
+  fs::create_directories(data + "/global");
+  const std::vector<std::string> refused = {
+      "write --dir '" + wal + "'" + k1MB,
+      "write --dir '" + data + "'" + k1MB,
+      "create --dir '" + wal + "/archive_status' --method zero_write" + k1MB,
+      "write --dir '" + dir + "/w' --ack-log '" + wal + "/archive_status/000000010000000000000090.ready'" + k1MB,
+      "bench --dir '" + dir + "/b' --json '" + data + "/j.json' --phases create --methods none --segments 1"};
+  for (const std::string& args : refused) {
+    auto r = run(args);
+    BOOST_TEST(r.status == 2, args << ": " << r.err);
+    BOOST_TEST(contains(r.err, "PostgreSQL's"), r.err);
+  }
+  BOOST_TEST((entries(wal) == before));
+  BOOST_TEST((entries(wal + "/archive_status") == status_before));
+  fs::remove(data + "/global");
+  BOOST_TEST((entries(data) == data_before));
+  BOOST_TEST(!fs::exists(dir + "/w"));
   fs::remove(wal + "/archive_status");
   auto r = run("dump --dir '" + wal + "'");
   BOOST_TEST(contains(r.err, "(PG_VERSION is beside it)"), r.err);

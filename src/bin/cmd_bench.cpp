@@ -27,10 +27,9 @@
 #include "command.h"
 #include "number_options.h"
 #include "output_file.h"
+#include "postgresql_dirs.h"
 #include "settings_options.h"
 #include "walseg/auto_method.h"
-#include "walseg/dir_scan.h"
-#include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/segment_name.h"
 
@@ -323,32 +322,12 @@ std::string existing_ancestor(const std::string& dir) {
 // run's 1.4GB could fill the disk PostgreSQL PANICs on). walseg_bench() is the way to measure
 // there: it keeps max_wal_size free for the server.
 void refuse_postgresql_directories(const std::string& dir) {
-  std::error_code ec;
-  const std::filesystem::path target = std::filesystem::weakly_canonical(std::filesystem::absolute(dir), ec);
-  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(existing_ancestor(dir)), ec);
-  if (ec) return;
-  for (;; p = p.parent_path()) {
-    try {
-      const Directory d = Directory::open(p.string());
-      struct stat st{};
-      const bool data_dir = ::fstatat(d.fd(), "PG_VERSION", &st, 0) == 0 && S_ISREG(st.st_mode) &&
-                            ::fstatat(d.fd(), "global", &st, 0) == 0 && S_ISDIR(st.st_mode);
-      // The hint's PG_VERSION beside it holds for every subdirectory of a data directory: those
-      // are named at the data directory's level.
-      const bool pg_wal = (::fstatat(d.fd(), "archive_status", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)) ||
-                          (p.filename() == "pg_wal" && !postgresql_pg_wal_hint(d).empty());
-      if (data_dir || pg_wal)
-        throw std::invalid_argument(fmt::format(
-            "--dir \"{}\" is {}PostgreSQL's {} (\"{}\"): bench's files there would take the server's space, and a "
-            "full disk makes PostgreSQL stop; measure that filesystem from a directory outside the data directory "
-            "(a new one beside it), or with the extension's walseg_bench(), which keeps max_wal_size free",
-            dir, p == target ? "" : "inside ",
-            pg_wal ? "pg_wal" : "data directory", p.string()));
-    } catch (const Error&) {
-      // Unreadable: nothing to say about it.
-    }
-    if (!p.has_parent_path() || p.parent_path() == p) return;
-  }
+  if (const auto pg = postgresql_directory_of(dir))
+    throw std::invalid_argument(describe("--dir", dir, *pg) +
+                                ": bench's files there would take the server's space, and a full disk makes "
+                                "PostgreSQL stop; measure that filesystem from a directory outside the data "
+                                "directory (a new one beside it), or with the extension's walseg_bench(), which "
+                                "keeps max_wal_size free");
 }
 
 void run_bench(const BenchArgs& a) {

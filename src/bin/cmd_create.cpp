@@ -7,6 +7,7 @@
 
 #include "command.h"
 #include "number_options.h"
+#include "postgresql_dirs.h"
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/error.h"
@@ -113,6 +114,7 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 }
 
 void run_create(const CreateArgs& a) {
+  refuse_wal_in_postgresql_directory(a.dir);
   Config cfg = load_config(a.settings, a.dir);
   if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);

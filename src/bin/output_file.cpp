@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "postgresql_dirs.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/wal_control.h"
@@ -56,6 +57,10 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   struct stat st{};
   if (::fstatat(dfd, kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0)
     throw refuse("is in a WAL directory (it holds walseg.control): put it elsewhere");
+  // PostgreSQL's too (break-it round 16 L3: an ack log named X.ready in archive_status).
+  if (const auto pg = postgresql_directory_of(parent))
+    throw std::invalid_argument(describe(option, path, PostgresqlDirectory{pg->kind, pg->path, true}) +
+                                ", whose files are PostgreSQL's to read: put it elsewhere");
   out.refuse_in(wal_dir);
   // Exclusively first, so that a file this run made is known (remove_if_unwritten).
   int fd = open_retrying(dfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
