@@ -64,6 +64,18 @@ BOOST_AUTO_TEST_CASE(MinusC_IsQuotedAsTyped_TheDefaultItMeetsIsSaid_AndBlanksAro
   BOOST_TEST(contains(shown.out, "1MB"), shown.out);
 }
 
+// New-user trial 14: a settings file that does not exist ended with "FATAL:  the -c settings
+// contain errors", though no -c was given.
+BOOST_AUTO_TEST_CASE(AMissingFileIsTheFilesError) {
+  for (const std::string& args : {std::string("check-config '") + dir + "/nonexist.conf'",
+                                   std::string("check-config --config '") + dir + "/nonexist.conf'"}) {
+    auto r = run(args);
+    BOOST_TEST(r.status == 1, r.err);
+    BOOST_TEST(contains(r.err, "FATAL:  configuration file \"" + dir + "/nonexist.conf\" contains errors"), r.err);
+    BOOST_TEST(!contains(r.err, "-c settings"), r.err);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(OneSettingsFilePerRun) {
   // FILE and --config both given: --config was silently ignored.
   auto a = write("a.conf", "walseg.recycle = off\n");

@@ -98,10 +98,18 @@ void run(CheckOptions opts) {
                    [&](const guc::ConfigError& a, const guc::ConfigError& b) { return place(a) < place(b); });
   for (const auto& e : errors) fmt::print(stderr, "ERROR:  {}\n", e.to_string());
   if (!report.ok()) {
-    // PostgreSQL's summary names the file; errors from -c alone are not the file's.
-    const bool any_from_file = std::any_of(errors.begin(), errors.end(), [](const auto& e) { return !e.file.empty(); });
-    if (any_from_file || opts.settings.config_file.empty()) fmt::print(stderr, "FATAL:  {}\n", report.summary);
-    else fmt::print(stderr, "FATAL:  the -c settings contain errors\n");
+    // PostgreSQL's summary names the file; errors from -c alone are not the file's. A file that
+    // could not be opened is the file's error, though no line carries it (the new-user trial:
+    // "the -c settings contain errors" with no -c given).
+    const auto from_c = [](const guc::ConfigError& e) {
+      return e.file.empty() && (e.message.find("(from -c)") != std::string::npos ||
+                                e.message.find(" (-c ") != std::string::npos);
+    };
+    const bool only_c = !opts.settings.overrides.empty() && std::all_of(errors.begin(), errors.end(), from_c);
+    if (!only_c && !opts.settings.config_file.empty() && report.summary == "settings contain errors")
+      fmt::print(stderr, "FATAL:  configuration file \"{}\" contains errors\n", opts.settings.config_file);
+    else if (only_c && !opts.settings.config_file.empty()) fmt::print(stderr, "FATAL:  the -c settings contain errors\n");
+    else fmt::print(stderr, "FATAL:  {}\n", report.summary);
     exit_status() = 1;
     return;
   }
