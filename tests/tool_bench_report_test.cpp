@@ -228,6 +228,23 @@ BOOST_AUTO_TEST_CASE(AVerdictMeasuredBesideAnotherWriterSaysSo) {
   BOOST_TEST(contains(r.out, "caution: something else used the disk while the write phase measured"), r.out);
 }
 
+// New-user trial 14: with --methods none,posix_fallocate the verdict put auto's zero_write down
+// to "its probe measures 4MB files", though --methods had left zero_write out of the run.
+BOOST_AUTO_TEST_CASE(TheVerdictSaysWhenAutosChoiceWasNotAmongTheMethods) {
+  auto r = run("bench --dir '" + dir + "' --phases create,write --methods none,sparse --segments 1 --segment-size 1MB"
+               " --json '" + dir + "/m.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/m.json"));
+  BOOST_TEST_REQUIRE(doc["verdict"].contains("auto"), doc["verdict"].dump());
+  const std::string chose = doc["verdict"]["auto"]["method"];
+  if (chose == "none" || chose == "sparse") {
+    BOOST_TEST(!contains(r.out, "is not among this run's --methods"), r.out);
+  } else {
+    BOOST_TEST(contains(r.out, "its probe tries every method, and " + chose + " is not among this run's --methods"), r.out);
+    BOOST_TEST(!contains(r.out, "its probe measures"), r.out);
+  }
+}
+
 // Review: the verdict's line about auto probed a second time, after the commit phase had run on
 // the first probe's choice (twice the cost, and at times another answer beside the rows).
 BOOST_AUTO_TEST_CASE(TheVerdictsAutoLineReusesTheProbeTheCommitPhaseRanOn) {
