@@ -106,9 +106,14 @@ void run_dump(const ReadArgs& a) {
     // position asked for, is not read as a record there (the new-user trial). Not an error: a
     // position in the zeros ahead of the end is WAL not yet written (case C27); pg_waldump
     // says "could not find a valid record after" and exits 1.
-    if (!first && !r.stop().corruption)
-      fmt::print("no record at or after {}: not yet written (the WAL ends at {})\n", format_lsn(*lsn),
-                 format_lsn(find_end_of_wal(a.dir, *options).end_lsn));
+    if (!first && !r.stop().corruption) {
+      // One end, not two (the new-user trial: then "end of WAL: invalid magic number ... LSN" at
+      // the position asked for, past the end just given).
+      const Lsn end = find_end_of_wal(a.dir, *options).end_lsn;
+      fmt::print("no record at or after {}: not yet written (the WAL ends at {})\n", format_lsn(*lsn), format_lsn(end));
+      fmt::print("end of WAL: {}, before {}\n", format_lsn(end), format_lsn(*lsn));
+      return;
+    }
     if (first && *first != *lsn && *lsn % r.segment_size_bytes() != 0)
       fmt::print("first record is after {}, at {}, skipping over {} byte{}\n", format_lsn(*lsn),
                  format_lsn(*first), *first - *lsn, *first - *lsn == 1 ? "" : "s");
@@ -131,6 +136,9 @@ void run_dump(const ReadArgs& a) {
   if (a.limit == 0 || n < a.limit) {
     fmt::print("end of WAL: {}\n", describe(r.stop()));
     if (r.stop().corruption) exit_status() = 2;  // as recover, for what dump has just found
+  } else {
+    // Said, so that a script reading the last line never takes the limit for the end.
+    fmt::print("stopped after {} record{} (--limit {})\n", n, n == 1 ? "" : "s", a.limit);
   }
 }
 
