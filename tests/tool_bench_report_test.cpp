@@ -245,6 +245,13 @@ BOOST_AUTO_TEST_CASE(TheVerdictSaysWhenAutosChoiceWasNotAmongTheMethods) {
   }
 }
 
+// New-user trial 14: "(1 segments of 16MB per row".
+BOOST_AUTO_TEST_CASE(OneSegmentIsSingular) {
+  auto one = run("bench --dir '" + dir + "' --phases create --methods none --segments 1 --segment-size 1MB");
+  BOOST_TEST(one.status == 0, one.err);
+  BOOST_TEST(contains(one.out, "(1 segment of 1MB per row,"), one.out);
+}
+
 // Review: the verdict's line about auto probed a second time, after the commit phase had run on
 // the first probe's choice (twice the cost, and at times another answer beside the rows).
 BOOST_AUTO_TEST_CASE(TheVerdictsAutoLineReusesTheProbeTheCommitPhaseRanOn) {

@@ -77,8 +77,8 @@ void print_phase_head(const BenchSettings& s, const std::string& phase) {
                format_size(s.write_size));
   if (round_robin(phase)) {
     // Their rows end together: say so, so that a long wait (1 GB segments) is not a surprise.
-    fmt::print("  ({} segments of {} per row, measured round-robin; the rows follow the last round)\n", s.segments,
-               format_size(s.segment_size));
+    fmt::print("  ({} segment{} of {} per row, measured round-robin; the rows follow the last round)\n", s.segments,
+               s.segments == 1 ? "" : "s", format_size(s.segment_size));
     // p10 beside the median: the verdict's rule compares commits by their p10 (auto_method.h).
     fmt::print(kMethodRowFormat, "method", "used", "n", "p10", "median", "p90", "p99", "max", "ops/s*",
                "allocated*", "note");
