@@ -58,6 +58,13 @@ std::string rule(const std::vector<Cand>& cs) {
   return "";
 }
 
+// How many times auto's probe ran: its LOG line, one per decision.
+std::size_t auto_probes(const std::string& err) {
+  std::size_t probes = 0;
+  for (std::size_t at = 0; (at = err.find("walseg.init_method = auto chose", at)) != std::string::npos; ++at) ++probes;
+  return probes;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_bench_report, ToolTest, *boost::unit_test::precondition(tool_built))
@@ -259,9 +266,7 @@ BOOST_AUTO_TEST_CASE(TheVerdictsAutoLineReusesTheProbeTheCommitPhaseRanOn) {
                " --segment-size 1MB --clients 1 --commit-seconds 0.2 -c walseg.init_method=auto --json '" + dir +
                "/v.json'");
   BOOST_TEST_REQUIRE(r.status == 0, r.err);
-  std::size_t probes = 0;
-  for (std::size_t at = 0; (at = r.err.find("walseg.init_method = auto chose", at)) != std::string::npos; ++at) ++probes;
-  BOOST_TEST(probes == 1u, r.err);
+  BOOST_TEST(auto_probes(r.err) == 1u, r.err);
   BOOST_TEST(contains(r.out, "probing this directory (the probe before the switch and commit phases), chooses"), r.out);
   const auto doc = nlohmann::json::parse(std::ifstream(dir + "/v.json"));
   BOOST_TEST_REQUIRE(doc["verdict"].contains("auto"), doc["verdict"].dump());
@@ -275,9 +280,7 @@ BOOST_AUTO_TEST_CASE(AutoIsProbedOnceForTheSwitchAndCommitPhases) {
   auto r = run("bench --dir '" + dir + "' --phases switch,commit --switch-boundaries 8 --clients 1 --commit-seconds 0.2"
                " -c walseg.init_method=auto --json '" + dir + "/j.json'");
   BOOST_TEST_REQUIRE(r.status == 0, r.err);
-  std::size_t probes = 0;
-  for (std::size_t at = 0; (at = r.err.find("walseg.init_method = auto chose", at)) != std::string::npos; ++at) ++probes;
-  BOOST_TEST(probes == 1u, r.err);
+  BOOST_TEST(auto_probes(r.err) == 1u, r.err);
   BOOST_TEST(contains(r.out, "for the switch and commit phases, probed once for all of them"), r.out);
   const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
   std::set<std::string> methods;

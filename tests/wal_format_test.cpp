@@ -30,6 +30,18 @@ std::array<std::byte, N> hex_bytes(const std::array<unsigned, N>& v) {
   return out;
 }
 
+// The long header of the first page of segment 1 (16MB segments, 8kB pages) of system `sysid`.
+PageHeader first_page_header(std::uint64_t sysid) {
+  PageHeader h;
+  h.info = kPageLongHeader;
+  h.timeline = 1;
+  h.page_addr = 0x1000000;
+  h.system_id = sysid;
+  h.segment_size_bytes = 16u << 20;
+  h.block_size_bytes = 8192;
+  return h;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(SizesAndOffsetsMatchPostgreSQL15) {
@@ -65,13 +77,7 @@ BOOST_AUTO_TEST_CASE(Crc32cOfCheckStringIsTheStandardVector) {
 }
 
 BOOST_AUTO_TEST_CASE(LongPageHeaderEncodesToPostgreSQLBytes) {
-  PageHeader h;
-  h.info = kPageLongHeader;
-  h.timeline = 1;
-  h.page_addr = 0x1000000;
-  h.system_id = 0x0102030405060708ull;
-  h.segment_size_bytes = 16u << 20;
-  h.block_size_bytes = 8192;
+  const PageHeader h = first_page_header(0x0102030405060708ull);
   std::array<std::byte, kLongPageHeaderBytes> out{};
   BOOST_TEST(encode_page_header(h, out.data()) == 40u);
   const auto expected = hex_bytes<40>({
@@ -93,13 +99,7 @@ BOOST_AUTO_TEST_CASE(LongPageHeaderEncodesToPostgreSQLBytes) {
 // One reading of a first page for the directory scan and `walseg ls` (ls had its own, which
 // took a stamp with a damaged CRC for walseg's).
 BOOST_AUTO_TEST_CASE(AFirstPageIsALongHeaderOrAValidReadyStampAndNothingElse) {
-  PageHeader h;
-  h.info = kPageLongHeader;
-  h.timeline = 1;
-  h.page_addr = 0x1000000;
-  h.system_id = 42;
-  h.segment_size_bytes = 16u << 20;
-  h.block_size_bytes = 8192;
+  const PageHeader h = first_page_header(42);
   std::array<std::byte, kReadyStampBytes> b{};
   BOOST_TEST(!decode_first_page(b.data()).has_value());  // zeros
   encode_page_header(h, b.data());
