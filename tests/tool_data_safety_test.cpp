@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(Bug2_CreateUnderAnotherSegmentSize_RefusesAndMovesNothingAs
   BOOST_REQUIRE(run("write --dir '" + big + "' --records 10 --record-size 100").status == 0);
   auto r64 = run("create --dir '" + big + "' --method zero_write --count 1 --start 50 --segment-size 64MB");
   BOOST_TEST(r64.status != 0);
-  BOOST_TEST(contains(r64.err, "set walseg.segment_size = 16MB"), r64.err);
+  BOOST_TEST(contains(r64.err, "give --segment-size 16MB"), r64.err);
   BOOST_TEST(records_of(run("recover --dir '" + big + "'").out) == 10);
 }
 

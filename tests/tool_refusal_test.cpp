@@ -131,6 +131,21 @@ BOOST_AUTO_TEST_CASE(BenchRefusesPostgresqlsDataDirectoryAndPgWalAndWhatIsBelowT
   BOOST_TEST(run("bench --dir '" + dir + "/beside' --phases create --methods none --segments 1").status == 0);
 }
 
+// New-user trial 14: `write --segment-size 1MB` on a 16MB WAL answered "set
+// walseg.segment_size = 16MB", naming a setting the user had not used.
+BOOST_AUTO_TEST_CASE(ASegmentSizeOptionAgainstTheWalNamesTheOption) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  const auto before = entries(wal);
+  for (const std::string cmd : {"write --records 1", "create --start 9"}) {
+    auto r = run(cmd + " --dir '" + wal + "' --segment-size 16MB");
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "--segment-size 16MB: the WAL in \"" + wal + "\" has 1MB segments"), r.err);
+    BOOST_TEST(contains(r.err, "leave --segment-size out"), r.err);
+  }
+  BOOST_TEST((entries(wal) == before));
+}
+
 // Break-it round 15 L3: `--ack-log -` made a file named "-" in the working directory (bench's
 // `--json -` is stdout), and the checker then read a log nobody knew was there.
 BOOST_AUTO_TEST_CASE(AnAckLogOfADashIsRefusedNotMadeAsAFile) {

@@ -116,7 +116,10 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 void run_create(const CreateArgs& a) {
   refuse_wal_in_postgresql_directory(a.dir);
   Config cfg = load_config(a.settings, a.dir);
-  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
+  if (!a.segment_size.empty()) {
+    cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
+    refuse_segment_size_option_against_wal(a.segment_size, cfg.segment_size_bytes, a.dir);
+  }
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);
   // The last segment must have an LSN: past 2^64 bytes a name would wrap to a low segment.

@@ -139,7 +139,10 @@ void run_write(const WriteArgs& a) {
                                             a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
                                             format_size(kMaxPayloadBuffersBytes)));
   Config cfg = load_config(a.settings, a.dir);
-  if (!a.segment_size.empty()) cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
+  if (!a.segment_size.empty()) {
+    cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
+    refuse_segment_size_option_against_wal(a.segment_size, cfg.segment_size_bytes, a.dir);
+  }
   check_segment_size(cfg.segment_size_bytes);
   // Before the open, which takes a writer epoch and may make the directory: a refused run
   // changes nothing.

@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "tool_util.h"
 #include "walseg/guc_definitions.h"
@@ -81,6 +84,21 @@ void warn_if_not_the_wals_segment_size(std::uint64_t given, const std::string& h
 std::uint64_t segment_size_set_in(const guc::Registry& registry) {
   const auto row = registry.show("walseg.segment_size");
   return row && row->source != "default" ? guc::make_config(registry).segment_size_bytes : 0;
+}
+
+void refuse_segment_size_option_against_wal(const std::string& text, std::uint64_t bytes, const std::string& wal_dir) {
+  std::optional<WalControl> c;
+  try {
+    c = read_control(wal_dir);
+  } catch (const Error&) {
+    return;
+  }
+  if (!c || c->segment_size_bytes == bytes) return;
+  throw std::invalid_argument(fmt::format("--segment-size {}: the WAL in \"{}\" has {} segments ({}), and it is "
+                                          "written in those; leave --segment-size out (an existing WAL's size is "
+                                          "used) or give --segment-size {}",
+                                          text, wal_dir, format_size(c->segment_size_bytes), kControlFileName,
+                                          format_size(c->segment_size_bytes)));
 }
 
 }  // namespace walseg::tool

@@ -40,6 +40,12 @@ guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_
 /// make_config(load_registry(opts, wal_dir)); throws as load_registry.
 Config load_config(const SettingsOptions& opts, const std::string& wal_dir = "");
 
+/// `--segment-size TEXT` (as `bytes`) for the WAL in `wal_dir`: throws std::invalid_argument (a
+/// usage error, before anything is opened) when its walseg.control says another size, naming the
+/// option given rather than the setting (the new-user trial: "set walseg.segment_size = 1MB" for
+/// a --segment-size typed). Nothing without a readable control file: the open decides then.
+void refuse_segment_size_option_against_wal(const std::string& text, std::uint64_t bytes, const std::string& wal_dir);
+
 /// For the commands that only read a WAL (ls, dump, recover), which take the segment size
 /// from its walseg.control: a WARNING on stderr when the user set another one (`given`, in
 /// bytes, named by `how`: "--segment-size 1MB", "walseg.segment_size"), saying which is used
