@@ -99,6 +99,84 @@ BOOST_AUTO_TEST_CASE(Bug2_AppendModeWal_UnderAFullSizeMethod_IsRefusedNotMovedAs
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 50);
 }
 
+// Break-it round 17 H1 (and new-user trial 15): a user's walseg.control.tmp (a copy of another
+// WAL's control file, or zeros) in a directory walseg had never used was removed by the first
+// write or create, and the LOG line said it was left alone.
+BOOST_AUTO_TEST_CASE(AUsersControlTempInANewDirectoryIsRefusedNotRemoved) {
+  const std::string other = dir + "/other";
+  BOOST_REQUIRE(run("write --dir '" + other + "' --records 1" + k1MB).status == 0);
+  for (const std::string kind : {"copy", "zeros"}) {
+    const std::string mine = dir + "/mine-" + kind;
+    fs::create_directories(mine);
+    if (kind == "copy") fs::copy_file(other + "/walseg.control", mine + "/walseg.control.tmp");
+    else std::ofstream(mine + "/walseg.control.tmp", std::ios::binary) << std::string(100, '\0');
+    const auto size = fs::file_size(mine + "/walseg.control.tmp");
+    BOOST_TEST(contains(run("ls --dir '" + mine + "'").out, "not walseg's: no walseg.control and no walseg.lock"));
+    for (const std::string cmd : {"write --records 1", "create --method zero_write"}) {
+      auto r = run(cmd + " --dir '" + mine + "'" + k1MB);
+      BOOST_TEST(r.status == 1, kind << " " << cmd << ": " << r.err);
+      BOOST_TEST(contains(r.err, "so no walseg crash left it there: it is not walseg's"), r.err);
+      BOOST_TEST((entries(mine) == std::vector<std::string>{"walseg.control.tmp"}), kind << " " << cmd);
+      BOOST_TEST(fs::file_size(mine + "/walseg.control.tmp") == size);
+    }
+  }
+}
+
+// Break-it round 17 M4: a refused open rewrote walseg.lock with its own PID, so the crashed
+// writer's temporary files were no longer its and stayed for good, "someone's".
+BOOST_AUTO_TEST_CASE(ARefusedOpenPutsTheLastWritersPidBack) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  const std::string pid = last_writer_pid(wal);
+  std::ofstream(wal + "/xlogtemp." + pid + ".7", std::ios::binary) << std::string(8192, '\0');  // its crash's
+  auto refused = run("write --dir '" + wal + "' --records 1 -c walseg.segment_size=2MB");
+  BOOST_TEST(refused.status != 0, refused.err);
+  BOOST_TEST(last_writer_pid(wal) == pid);
+  auto next = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(next.status == 0, next.err);
+  BOOST_TEST(!fs::exists(wal + "/xlogtemp." + pid + ".7"), next.err);
+}
+
+// Break-it round 17 L2: a writer killed during auto's probe, before the first control file,
+// left its probe files, and every later writer kept them ("in a directory walseg had not used
+// before") though walseg.lock named the prober.
+BOOST_AUTO_TEST_CASE(AProbesLeftoversBeforeTheFirstControlFileAreRemovedByTheNextWriter) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  const std::string prober = "4242";
+  std::ofstream(wal + "/walseg.lock") << prober << "\n";
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, as the probe's are
+  std::ofstream(wal + "/xlogtemp." + prober + ".0", std::ios::binary) << std::string(65536, '\0');
+  std::ofstream(wal + "/xlogtemp.777.0", std::ios::binary) << std::string(65536, '\0');  // not the prober's
+  auto r = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(!fs::exists(wal + "/xlogtemp." + prober + ".0"), r.err);
+  BOOST_TEST(fs::exists(wal + "/xlogtemp.777.0"), r.err);
+}
+
+// New-user trial 15: `create --method auto` in a new directory, with auto choosing
+// fallocate_keep_size, refused its own segments: the new WAL had been made full-size.
+BOOST_AUTO_TEST_CASE(ANewWalIsInTheModeOfTheMethodAutoChose) {
+  const std::string first = dir + "/first", wal = dir + "/wal";
+  BOOST_REQUIRE(run("create --dir '" + first + "' --method auto" + k1MB).status == 0);
+  // The cached decision, edited: auto then chooses fallocate_keep_size without a probe.
+  std::string text;
+  {
+    std::ifstream in(first + "/walseg.auto");
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = text.find("\"method\": \"");
+  BOOST_REQUIRE(at != std::string::npos);
+  const auto end = text.find('"', at + 11);
+  text.replace(at + 11, end - at - 11, "fallocate_keep_size");
+  fs::create_directories(wal);
+  std::ofstream(wal + "/walseg.auto") << text;
+  auto r = run("create --dir '" + wal + "' --method auto --count 2" + k1MB);
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "fallocate_keep_size"), r.out);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "append mode"));
+}
+
 // Break-it round 16 F1: a user's zero-filled xlogtemp.4242, there before walseg and left alone
 // in the original, was removed by the first writer of a copy: rsync copies in name order, so
 // in the copy it was born after walseg.lock. Only the last writer's temporary files go.

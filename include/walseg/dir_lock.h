@@ -60,7 +60,9 @@ class DirLock {
   /// Releases the lock (closing the descriptors releases the flocks).
   ~DirLock() = default;
   /// For an opener that refuses the directory after locking it: removes walseg.lock if this
-  /// lock created it, so that a refusal leaves the directory as it was. The directory stays
+  /// lock created it, else puts back what it held before (the last writer's PID, which says
+  /// whose crash left the temporary files: break-it round 17 M4 kept them for good after one
+  /// refused open), so that a refusal leaves the directory as it was. The directory stays
   /// locked until the DirLock is destroyed. Never throws (a failure is logged).
   void remove_if_made(Directory& dir) noexcept;
 
@@ -69,6 +71,7 @@ class DirLock {
   File file_;
   bool made_ = false;  ///< acquire created walseg.lock
   std::optional<std::uint32_t> previous_pid_;
+  std::string previous_text_;  ///< walseg.lock's bytes before this lock rewrote them
 };
 
 /// The PID in `dir`'s walseg.lock as walseg writes it (one decimal line), read without locking

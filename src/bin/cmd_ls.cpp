@@ -163,7 +163,11 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     if (!plain)
       return fmt::format("not walseg's: {} (left alone)",
                          S_ISREG(st.st_mode) ? "a file with other names (hard links)" : file_type(st));
-    // The writer's own test: what it refuses, ls does not call a leftover (round 10 F7).
+    // The writer's own test: what it refuses, ls does not call a leftover (round 10 F7), in a
+    // directory no walseg writer used too (round 17 H1).
+    if (!control && !lock_file_pid(dir))
+      return "not walseg's: no walseg.control and no walseg.lock of an earlier writer here, so no walseg crash "
+             "left it (a writer refuses the directory until it is moved away)";
     try {
       check_control_temp(dir, control ? control->system_id : 0);
     } catch (const Error&) {

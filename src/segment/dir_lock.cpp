@@ -61,7 +61,7 @@ File open_lock_file(const Directory& dir, int flags) {
 // What walseg leaves in its lock file: nothing (killed between creating and writing it), one
 // PID line, or a PID line whose bytes a power cut lost while its size survived (zeros).
 // Anything else was written by someone else, and rewriting it would destroy their data.
-bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr) {
+bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr, std::string* bytes = nullptr) {
   if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return false;
   char buf[kMaxLockFileBytes + 1] = {};
   std::size_t n = 0;
@@ -72,6 +72,7 @@ bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr) 
   }
   if (n > kMaxLockFileBytes) return false;
   std::string text(buf, n);
+  if (bytes != nullptr) *bytes = text;
   if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
   if (text.back() == '\n') text.pop_back();
   if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
@@ -142,7 +143,7 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  if (!holds_walseg_content(f, &lock.previous_pid_))
+  if (!holds_walseg_content(f, &lock.previous_pid_, &lock.previous_text_))
     throw make_error(EEXIST, "open", f.path(),
                      fmt::format("could not use lock file \"{}\": it holds something other than the process "
                                  "ID walseg writes there, so it is not walseg's and walseg will not overwrite "
@@ -158,7 +159,17 @@ DirLock DirLock::acquire(Directory& dir) {
 // Under the directory's flock, which this lock still holds: no other walseg opener can have
 // taken the lock file in between, so the file under the name is the one this open made.
 void DirLock::remove_if_made(Directory& dir) noexcept {
-  if (!made_ || !file_.is_open()) return;
+  if (!file_.is_open()) return;
+  if (!made_) {
+    try {
+      // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
+      file_.ftruncate(0);
+      if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
+    } catch (const std::exception& e) {
+      log(LogLevel::kLog, fmt::format("could not put back what \"{}\" held: {}", dir.path_of(kLockFileName), e.what()));
+    }
+    return;
+  }
   try {
     // Only the lock file this open made: a refusal can come after a long recovery, in which
     // another file may be moved onto the name (break-it round 10 F3: it was removed).

@@ -164,6 +164,15 @@ struct Scanner {
       throw file_error(errno, "stat", dir.path_of(name));
     }
     if (name == kControlTempFileName) {
+      // In a directory with no control file and no earlier writer's walseg.lock, no walseg
+      // crash can have left it: someone's (break-it round 17 H1: a user's copy of another
+      // WAL's control file under that name was removed by the first write).
+      if (control_is_new && !last_writer_pid)
+        throw make_error(EEXIST, "open", dir.path_of(name),
+                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" has "
+                                     "no {} and no {} of an earlier writer, so no walseg crash left it there: it is "
+                                     "not walseg's, and walseg will not remove it; move it out of the directory",
+                                     dir.path_of(name), dir.path(), kControlFileName, kLockFileName));
       // Someone's file under that name: refuse, never remove. A control file this opening
       // made follows a first write a crash cut short, under another system identifier.
       check_control_temp(dir, control_is_new ? 0 : control.system_id);
@@ -211,9 +220,11 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                                                        std::optional<std::uint32_t> last_writer_pid) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
-  // walseg makes walseg.control before any temporary file: in a directory whose control file
-  // this opening just made, a file with a temporary name is someone else's.
-  if (control_is_new) return std::string("in a directory walseg had not used before");
+  // A directory whose control file this opening just made, without an earlier writer's
+  // walseg.lock, was never walseg's: a temporary file there is someone else's. With one, the
+  // earlier writer crashed before its control file (auto's probe comes first: break-it round
+  // 17 L2 left its files for good), and the rules below decide.
+  if (control_is_new && !last_writer_pid) return std::string("in a directory walseg had not used before");
   const std::optional<TempFileName> temp = parse_temp_file_name(name);
   if (!temp) return std::string("under a name walseg does not give its temporary files");
   // What the file is first (its birth, its bytes), then whose crash left it: the plainest

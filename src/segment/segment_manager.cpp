@@ -79,7 +79,13 @@ void SegmentManager::open(const Options& opts) {
   // contradict (auto's probe comes after the control file's checks).
   const bool new_wal = open_control(opts);
   book_ = SegmentBook(control_.timeline);
-  if (cfg_.init_method == InitMethod::kAuto) cfg_.init_method = choose_init_method(dir_, cfg_).method;
+  if (cfg_.init_method == InitMethod::kAuto) {
+    cfg_.init_method = choose_init_method(dir_, cfg_).method;
+    // A new WAL is in the mode of the method auto chose (new-user trial 15: auto choosing
+    // fallocate_keep_size made a full-size WAL, and `create --method auto` refused its own
+    // segments).
+    if (new_wal) control_.append_mode = append_mode(cfg_.init_method);
+  }
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
   scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.previous_holder_pid());
