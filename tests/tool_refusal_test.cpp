@@ -114,10 +114,11 @@ BOOST_AUTO_TEST_CASE(BenchRefusesPostgresqlsDataDirectoryAndPgWalAndWhatIsBelowT
   fs::create_directories(pgdata + "/base/1");
   std::ofstream(pgdata + "/PG_VERSION") << "15\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {pgdata, "is PostgreSQL's data directory"},
-      {pgdata + "/pg_wal", "is PostgreSQL's pg_wal"},
-      {pgdata + "/pg_wal/new", "is inside PostgreSQL's pg_wal (\"" + fs::canonical(pgdata).string() + "/pg_wal\")"},
-      {pgdata + "/base/1", "is inside PostgreSQL's data directory"}};
+      {pgdata, "is what looks like PostgreSQL's data directory"},
+      {pgdata + "/pg_wal", "is what looks like PostgreSQL's pg_wal"},
+      {pgdata + "/pg_wal/new", "is inside what looks like PostgreSQL's pg_wal (\"" + fs::canonical(pgdata).string() +
+                                   "/pg_wal\": it has an archive_status directory)"},
+      {pgdata + "/base/1", "is inside what looks like PostgreSQL's data directory"}};
   for (const auto& [d, says] : cases) {
     const auto before = entries(d);
     auto r = run("bench --dir '" + d + "' --phases create --methods none --segments 1");
@@ -144,6 +145,23 @@ BOOST_AUTO_TEST_CASE(ASegmentSizeOptionAgainstTheWalNamesTheOption) {
     BOOST_TEST(contains(r.err, "leave --segment-size out"), r.err);
   }
   BOOST_TEST((entries(wal) == before));
+}
+
+// Break-it round 17 M2: a path through the data directory's pg_tblspc/<oid> link resolved to
+// the tablespace's location, outside the data directory, and a WAL was made in the tablespace.
+BOOST_AUTO_TEST_CASE(ATablespaceIsPostgresqlsToo) {
+  const std::string pgdata = dir + "/pgdata", loc = dir + "/tblspc";
+  fs::create_directories(pgdata + "/global");
+  fs::create_directories(pgdata + "/pg_tblspc");
+  fs::create_directories(loc + "/PG_15_202209061");
+  std::ofstream(pgdata + "/PG_VERSION") << "15\n";
+  fs::create_directory_symlink(loc, pgdata + "/pg_tblspc/16384");
+  for (const std::string& d : {pgdata + "/pg_tblspc/16384/PG_15_202209061/w", loc + "/w"}) {
+    auto r = run("write --dir '" + d + "' --records 1" + k1MB);
+    BOOST_TEST(r.status == 2, d << ": " << r.err);
+    BOOST_TEST(contains(r.err, "what looks like PostgreSQL's"), r.err);
+    BOOST_TEST(!fs::exists(d));
+  }
 }
 
 // Break-it round 15 L3: `--ack-log -` made a file named "-" in the working directory (bench's

@@ -328,8 +328,8 @@ BOOST_AUTO_TEST_CASE(files_with_walseg_temp_names_in_a_directory_walseg_never_us
   BOOST_REQUIRE(::mkdir(d2.c_str(), 0700) == 0);
   walseg_test::write_bytes(d2 + "/" + kControlTempFileName, 0, 2, 'u');
   BOOST_CHECK_EXCEPTION(Wal::open(d2, small_config()), Error,
-                        error_is(EEXIST, {d2 + "/" + kControlTempFileName, "is not a leftover of walseg's",
-                                          "does not begin like a control file"}));
+                        error_is(EEXIST, {d2 + "/" + kControlTempFileName, "so no walseg crash left it there",
+                                          "it is not walseg's"}));
   BOOST_TEST(walseg_test::read_all(d2 + "/" + kControlTempFileName).size() == 2u);
   BOOST_TEST(!path_exists(d2 + "/" + kControlFileName));
 }

@@ -59,7 +59,7 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
     throw refuse("is in a WAL directory (it holds walseg.control): put it elsewhere");
   // PostgreSQL's too (break-it round 16 L3: an ack log named X.ready in archive_status).
   if (const auto pg = postgresql_directory_of(parent))
-    throw std::invalid_argument(describe(option, path, PostgresqlDirectory{pg->kind, pg->path, true}) +
+    throw std::invalid_argument(describe(option, path, PostgresqlDirectory{pg->kind, pg->path, true, pg->sign}) +
                                 ", whose files are PostgreSQL's to read: put it elsewhere");
   out.refuse_in(wal_dir);
   // Exclusively first, so that a file this run made is known (remove_if_unwritten).

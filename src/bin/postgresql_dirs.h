@@ -11,17 +11,22 @@
 namespace walseg::tool {
 
 struct PostgresqlDirectory {
-  std::string kind;  ///< "pg_wal" or "data directory"
+  std::string kind;  ///< "pg_wal", "data directory" or "tablespace"
   std::string path;  ///< that directory, links resolved
   bool inside = false;  ///< the path given is below it (not that directory itself)
+  std::string sign;     ///< what gave it away: "it has an archive_status directory", ...
 };
 
-/// The PostgreSQL data directory (PG_VERSION and global/) or pg_wal (an archive_status
-/// directory, or named pg_wal beside PG_VERSION) that `path` is, or is inside, looking up from
-/// its deepest existing directory; nullopt when none. Never throws.
+/// The PostgreSQL data directory (PG_VERSION and global/), pg_wal (an archive_status
+/// directory, or named pg_wal beside PG_VERSION) or tablespace location (it holds a
+/// PG_<major>_<catalog version> directory) that `path` is, or is inside, looking up from its
+/// deepest existing directory, with links resolved and then as written; nullopt when none. A
+/// bind mount or a copy elsewhere of such a directory carries no sign of it and is not found.
+/// Never throws.
 std::optional<PostgresqlDirectory> postgresql_directory_of(const std::string& path);
 
-/// `option "path" is [inside ]PostgreSQL's KIND ("P")`, for the refusals' messages.
+/// `option "path" is [inside ]what looks like PostgreSQL's KIND ("P": SIGN)`, for the
+/// refusals' messages (a guess from its contents, said as one: new-user trial 15).
 std::string describe(const std::string& option, const std::string& path, const PostgresqlDirectory& pg);
 
 /// For write and create: throws std::invalid_argument (a usage error, before anything is made)
