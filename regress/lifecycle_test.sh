@@ -16,7 +16,7 @@
 #    restart, and walseg_status() shows the new pid; meanwhile its state says why there is
 #    no worker.
 # 2b. A file put into a running walseg_bench()'s scratch directory stays, and a WARNING names
-#    the directory before the cancel's ERROR.
+#    the directory before the cancel's ERROR; a second walseg_bench() meanwhile is refused.
 # 3. In recovery. Started again as a standby (standby.signal, no primary), walseg_status()
 #    says 'in recovery', with NULLs for the pool, not zeros.
 # Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
@@ -200,6 +200,13 @@ for _ in $(seq 1 600); do
   sleep 0.05
 done
 [ -n "$scratch" ] || fail "no walseg_bench() scratch directory appeared in pg_wal"
+# A second bench meanwhile is refused: each checks the free space for itself alone (round 17 M3:
+# three at once filled a small pg_wal, and PostgreSQL PANICked).
+second="$(psql_ -c "SELECT count(*) FROM walseg_bench(ARRAY['zero_write'], 1048576, 1)" 2>&1 || true)"
+case "$second" in
+  *"walseg_bench() cannot run while another walseg_bench() or walseg_fs_info() runs"*) ;;
+  *) fail "a second walseg_bench() while one ran: '$second'" ;;
+esac
 echo mine > "$scratch/mynotes"
 psql_ -c "SELECT pg_cancel_backend(pid) FROM pg_stat_activity
           WHERE query LIKE 'SELECT count(*) FROM walseg_bench%' AND pid <> pg_backend_pid()" >/dev/null

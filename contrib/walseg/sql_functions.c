@@ -30,6 +30,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -69,6 +70,28 @@ raise_error(const char *function, const WalsegErr *err)
 	ereport(ERROR,
 			(err->errnum != 0 ? errcode_for_file_access() : errcode(ERRCODE_INTERNAL_ERROR),
 			 errmsg("%s failed: %s", function, err->message)));
+}
+
+/*
+ * One walseg_bench() or walseg_fs_info() probe at a time in the cluster: each checks the free
+ * space for itself alone, so two at once held twice what each had checked for (break-it round
+ * 17 M3: three concurrent benches on a small pg_wal filled it, and PostgreSQL PANICked). A
+ * transaction-level advisory lock (pg_locks: advisory, database 0, classid 0x77616c73 'wals',
+ * objid 0x62656e63 'benc'), released at commit, abort or backend exit; a second caller does
+ * not wait for minutes of someone else's bench, it is told.
+ */
+static void
+lock_bench(const char *function)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, InvalidOid, 0x77616c73, 0x62656e63, 2);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+				 errmsg("%s cannot run while another walseg_bench() or walseg_fs_info() runs", function),
+				 errdetail("Each checks that pg_wal's filesystem has room for its own files and max_wal_size; two at once could fill it."),
+				 errhint("Run it again when the other call has finished.")));
 }
 
 static void
@@ -185,6 +208,7 @@ walseg_bench(PG_FUNCTION_ARGS)
 	nmethods = bench_methods(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0), methods);
 
 	InitMaterializedSRF(fcinfo, 0);
+	lock_bench("walseg_bench()");
 	/* The margin left free: up to max_wal_size of PostgreSQL's own WAL may come meanwhile. */
 	if (!walseg_lib_bench(XLOGDIR, methods, nmethods, (uint64) size, n,
 						  walseg_guc_fallocate_fallback(), (uint64) max_wal_size_mb * 1024 * 1024,
@@ -265,6 +289,8 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("\"%s\" is not a directory", path)));
 	build_tuple_desc(fcinfo, &desc);
+	if (under_pg_wal(path))
+		lock_bench("walseg_fs_info()");
 	if (!walseg_fs_facts(path, under_pg_wal(path), walseg_guc_fallocate_fallback(), query_cancel(),
 						 &f, &err))
 		raise_error("walseg_fs_info", &err);
