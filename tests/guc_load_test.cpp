@@ -100,9 +100,9 @@ BOOST_AUTO_TEST_CASE(a_leading_zero_integer_is_octal_as_in_postgresql_and_warned
   BOOST_TEST(registry.show(names::kSegmentSize)->value == "32MB");
   BOOST_REQUIRE(r.warnings.size() == 2u);
   BOOST_TEST(r.warnings[0] == "walseg.prealloc_segments = 010 (file \"" + main +
-                                  "\" line 1) is read as the octal number 8, as PostgreSQL reads a leading zero; "
+                                  "\" line 1) is read as an octal number, giving 8, as PostgreSQL reads a leading zero; "
                                   "write it without the leading zero for decimal");
-  BOOST_TEST(r.warnings[1].find("walseg.segment_size = 040MB (from -c) is read as the octal number 32MB") == 0,
+  BOOST_TEST(r.warnings[1].find("walseg.segment_size = 040MB (from -c) is read as an octal number, giving 32MB") == 0,
              r.warnings[1]);
 }
 

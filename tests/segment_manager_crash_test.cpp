@@ -123,13 +123,14 @@ BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_an_on_demand_creation_leaves_inva
 BOOST_AUTO_TEST_CASE(C11_crash_at_each_step_of_a_background_creation_leaves_invariant_1_after_reopen) {
   // The preallocator of a fresh directory creates segment 1 first. The directory's control
   // file is made beforehand (its replacement's syscalls would count too), and the lock
-  // file's PID is the first "pwrite" of the process, so the fill's second chunk is pwrite @3.
+  // file's PID is the first "pwrite" of the process, so the fill's second chunk is pwrite @3;
+  // the new lock file's directory fsync is the first "dir_fsync", the segment's the second.
   const std::vector<KillPoint> steps = {
       {"create.after_open", 1, true, {}},    {"pwrite", 3, true, {}},
       {"alloc.half_fill", 1, true, {}},      {"create.after_fill", 1, true, {}},
       {"fsync", 1, true, {}},                {"create.after_fsync", 1, true, {}},
       {"rename", 1, true, {}},
-      {"create.after_rename", 1, false, {1}}, {"dir_fsync", 1, false, {1}},
+      {"create.after_rename", 1, false, {1}}, {"dir_fsync", 2, false, {1}},
       {"create.after_dir_fsync", 2, false, {1, 2}},  // after segment 2's installation
   };
   for (const KillPoint& kp : steps) {

@@ -53,6 +53,9 @@ class DirLock {
   /// last writer, whose crash is what leaves temporary files behind (dir_scan.h removes only
   /// that process's). nullopt for a new or empty lock file, and for shared locks.
   std::optional<std::uint32_t> previous_holder_pid() const { return previous_pid_; }
+  /// Whether walseg.lock was there before acquire() (a walseg opener used the directory before,
+  /// even if a power cut lost the PID it wrote); false for a lock file this lock made.
+  bool lock_file_existed() const { return !made_ && file_.is_open(); }
 
   DirLock() = default;
   DirLock(DirLock&&) noexcept = default;

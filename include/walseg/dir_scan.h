@@ -94,9 +94,13 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 /// complete segments. control_is_new: the caller has just written the directory's first
 /// control file (see above). Throws walseg::Error for listing, stat or read failures (path,
 /// errno text), and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
+/// last_writer_pid: walseg.lock's PID before this opening (temp_file_left_alone_reason);
+/// lock_existed: walseg.lock was there before this opening: with control_is_new and without
+/// it, no walseg crash can have left a walseg.control.tmp, and one there is refused (EEXIST).
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new = false,
-                                std::optional<std::uint32_t> last_writer_pid = std::nullopt);
+                                std::optional<std::uint32_t> last_writer_pid = std::nullopt,
+                                bool lock_existed = true);
 
 /// Removes report's leftover_temps that are still the files surveyed and still hold only what
 /// walseg writes to one (moving them to removed_temps, each with a LOG line; one replaced

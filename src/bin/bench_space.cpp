@@ -93,7 +93,7 @@ void check_free_space(const SpaceNeed& need, std::uint64_t free_bytes, const std
   if (need.peak_bytes > 0) parts.push_back(fmt::format("{} at most for {} beside them", rough(need.peak_bytes), need.peak_phase));
   require_free_space(fmt::format("this run ({})", fmt::join(parts, ", and ")), dir, free_bytes,
                      need.create_bytes + need.peak_bytes, need.margin_bytes,
-                     fmt::format("other writers meanwhile (a margin of {}% + {})", kSpaceMarginPercent,
+                     fmt::format("a margin of {}% + {} (metadata, xfs's speculative preallocation)", kSpaceMarginPercent,
                                  rough(kSpaceMarginBytes)),
                      "free some space, give another --dir, or make the run smaller (--segments, --segment-size, "
                      "--methods, --phases)");

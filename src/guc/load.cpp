@@ -145,7 +145,7 @@ void warn_if_octal(const Registry& next, std::string_view name, std::string_view
   if (j - first == 1) return;  // "07": octal and decimal agree
   const auto shown = next.show(name);
   if (!shown) return;
-  report.warnings.push_back(fmt::format("{} = {}{} is read as the octal number {}, as PostgreSQL reads a leading "
+  report.warnings.push_back(fmt::format("{} = {}{} is read as an octal number, giving {}, as PostgreSQL reads a leading "
                                         "zero; write it without the leading zero for decimal",
                                         name, detail::printable_cut(std::string(value)), where, shown->value));
 }

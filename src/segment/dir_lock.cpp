@@ -152,6 +152,11 @@ DirLock DirLock::acquire(Directory& dir) {
   std::string pid = fmt::format("{}\n", ::getpid());
   f.ftruncate(0);
   f.pwrite_all(pid.data(), pid.size(), 0);
+  // A lock file this opening made is durable before anything else it makes: whatever a crash
+  // leaves of walseg's (walseg.control.tmp above all) then comes with walseg.lock, and a
+  // directory without one was never walseg's (break-it round 17 H1; the power-loss suite
+  // keeps directory operations out of order). Once per directory, at its first opening.
+  if (lock.made_) dir.fsync();
   lock.file_ = std::move(f);
   return lock;
 }

@@ -129,6 +129,7 @@ struct Scanner {
   bool append_mode;
   bool control_is_new;
   std::optional<std::uint32_t> last_writer_pid;
+  bool lock_existed;
   ScanReport report;
 
   // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
@@ -164,10 +165,11 @@ struct Scanner {
       throw file_error(errno, "stat", dir.path_of(name));
     }
     if (name == kControlTempFileName) {
-      // In a directory with no control file and no earlier writer's walseg.lock, no walseg
+      // In a directory with no control file and no walseg.lock before this opening, no walseg
       // crash can have left it: someone's (break-it round 17 H1: a user's copy of another
-      // WAL's control file under that name was removed by the first write).
-      if (control_is_new && !last_writer_pid)
+      // WAL's control file under that name was removed by the first write). The lock file's
+      // existence, not its PID: a power cut may lose the PID and keep the synced temp file.
+      if (control_is_new && !lock_existed)
         throw make_error(EEXIST, "open", dir.path_of(name),
                          fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" has "
                                      "no {} and no {} of an earlier writer, so no walseg crash left it there: it is "
@@ -346,8 +348,9 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
 }
 
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
-                                bool control_is_new, std::optional<std::uint32_t> last_writer_pid) {
-  Scanner s{dir, control, append_mode, control_is_new, last_writer_pid, {}};
+                                bool control_is_new, std::optional<std::uint32_t> last_writer_pid,
+                                bool lock_existed) {
+  Scanner s{dir, control, append_mode, control_is_new, last_writer_pid, lock_existed, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
