@@ -81,18 +81,11 @@ bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr, 
   return true;
 }
 
-// The holder's PID as its lock file says, without creating or changing the file.
+// The holder's PID as its lock file says (lock_file_pid), for the refusal's message.
 std::string holder_pid(const Directory& dir) {
-  try {
-    File f = File::open_at(dir, kLockFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    char buf[32] = {};
-    std::string pid(buf, f.pread(buf, sizeof buf - 1, 0));
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    if (!pid.empty()) return pid;
-  } catch (const Error&) {
-    // removed, or not openable: the holder is still there (it has the directory's flock)
-  }
-  return "(unknown)";
+  // Removed, not openable or not a PID: the holder is still there (it has the directory's flock).
+  const std::optional<std::uint32_t> pid = lock_file_pid(dir);
+  return pid ? std::to_string(*pid) : "(unknown)";
 }
 
 [[noreturn]] void throw_in_use(const Directory& dir, int err) {
