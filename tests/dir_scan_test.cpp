@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <map>
 #include <string>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <vector>
@@ -29,6 +30,7 @@
 #include "walseg/directory.h"
 #include "walseg/failpoint.h"
 #include "walseg/io_trace.h"
+#include "walseg/postgresql_signs.h"
 
 using namespace walseg;
 using walseg_test::error_is;
@@ -495,6 +497,36 @@ BOOST_AUTO_TEST_CASE(a_temp_born_in_the_lock_files_tick_is_left_alone) {
     BOOST_TEST(r.removed_temps.empty());
     BOOST_TEST(path_exists(dir / "xlogtemp.4242.42"));
   }
+}
+
+// postgresql_sign_at: one test of PostgreSQL's directories, for the scan's hint and the tool's
+// refusals. A subdirectory of a data directory other than pg_wal (base/) has PG_VERSION beside
+// it too and is not pg_wal: the hint once called it one.
+BOOST_AUTO_TEST_CASE(postgresqls_directories_are_known_by_their_own_signs) {
+  namespace fs = std::filesystem;
+  const fs::path root(dir / "pg");
+  const fs::path data = root / "data";
+  fs::create_directories(data / "global");
+  fs::create_directories(data / "base" / "1");
+  fs::create_directories(data / "pg_wal");
+  fs::create_directories(root / "copy" / "archive_status");
+  fs::create_directories(root / "ts" / "PG_15_202209061");
+  fs::create_directories(root / "not_ts" / "PG_15_x");
+  std::ofstream(data / "PG_VERSION") << "15\n";
+  auto kind = [](const fs::path& p) -> std::string {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    BOOST_REQUIRE(fd >= 0);
+    const auto s = postgresql_sign_at(fd, p.filename().string());
+    ::close(fd);
+    return s ? std::string(s->kind) + ": " + std::string(s->sign) : "none";
+  };
+  BOOST_TEST(kind(data) == "data directory: it has PG_VERSION and global/");
+  BOOST_TEST(kind(data / "pg_wal") == "pg_wal: it is named pg_wal, with PG_VERSION beside it");
+  BOOST_TEST(kind(root / "copy") == "pg_wal: it has an archive_status directory");
+  BOOST_TEST(kind(root / "ts") == "tablespace: it holds a PG_<version>_<catalog version> directory");
+  BOOST_TEST(kind(data / "base") == "none");
+  BOOST_TEST(kind(root / "not_ts") == "none");
+  BOOST_TEST(kind(root) == "none");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

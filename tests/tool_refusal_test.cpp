@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(PostgresqlsPgWalIsNamedAsSuch) {
   BOOST_TEST(!fs::exists(dir + "/w"));
   fs::remove(wal + "/archive_status");
   auto r = run("dump --dir '" + wal + "'");
-  BOOST_TEST(contains(r.err, "(PG_VERSION is beside it)"), r.err);
+  BOOST_TEST(contains(r.err, "(it is named pg_wal, with PG_VERSION beside it)"), r.err);
 }
 
 // The new-user trial: ls --segment-size 1MB on a 16MB WAL, and dump or recover with

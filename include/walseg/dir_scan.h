@@ -148,8 +148,9 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                                                        std::optional<std::uint32_t> last_writer_pid);
 
 /// What a directory without walseg.control that holds segment files most likely is, for the
-/// refusal's message: " It looks like PostgreSQL's pg_wal (...): ..." when it has an
-/// archive_status directory or PG_VERSION beside it, else "". Never throws.
+/// refusal's message: " It looks like PostgreSQL's pg_wal (...): ..." when it bears one of
+/// PostgreSQL's signs (postgresql_sign_at: the tool's refusals use the same test), else "".
+/// Never throws.
 std::string postgresql_pg_wal_hint(const Directory& dir);
 
 }  // namespace walseg

@@ -1,69 +1,35 @@
 // Whether a path is in PostgreSQL's data directory or pg_wal (postgresql_dirs.h).
 #include "postgresql_dirs.h"
 
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
-#include <string_view>
 #include <stdexcept>
 #include <system_error>
 
 #include <fmt/format.h>
+
+#include "walseg/postgresql_signs.h"
 
 
 namespace walseg::tool {
 
 namespace {
 
-// A tablespace's location holds PG_<major>_<catalog version> (PostgreSQL's
-// TABLESPACE_VERSION_DIRECTORY), e.g. PG_15_202209061.
-bool holds_tablespace_version_directory(const std::string& d) {
-  DIR* dir = ::opendir(d.c_str());
-  if (dir == nullptr) return false;
-  bool found = false;
-  while (const dirent* e = ::readdir(dir)) {
-    const std::string_view n = e->d_name;
-    if (!n.starts_with("PG_")) continue;
-    const auto us = n.find('_', 3);
-    auto digits = [](std::string_view v) {
-      return !v.empty() && v.find_first_not_of("0123456789") == std::string_view::npos;
-    };
-    if (us != std::string_view::npos && digits(n.substr(3, us - 3)) && digits(n.substr(us + 1))) {
-      found = true;
-      break;
-    }
-  }
-  ::closedir(dir);
-  return found;
-}
-
-// Looking up from the deepest existing directory of `start`.
+// Looking up from the deepest existing directory of `target`.
 std::optional<PostgresqlDirectory> look_up(std::filesystem::path p, const std::filesystem::path& target) {
   std::error_code ec;
   while (!std::filesystem::is_directory(p, ec) && p.has_parent_path() && p.parent_path() != p) p = p.parent_path();
   for (;; p = p.parent_path()) {
-    // By its path, not through Directory::open: this look comes before anything the command
-    // does, and the failpoints count the command's own opens (storage_faults_test.sh).
+    // By a plain open, not Directory::open: this look comes before anything the command does,
+    // and the failpoints count the command's own opens (storage_faults_test.sh).
     const std::string d = p.string();
-    auto is = [&](const char* name, mode_t type, bool follow) {
-      struct stat st{};
-      return ::fstatat(AT_FDCWD, (d + "/" + name).c_str(), &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
-             (st.st_mode & S_IFMT) == type;
-    };
-    const bool data_dir = is("PG_VERSION", S_IFREG, true) && is("global", S_IFDIR, true);
-    // PG_VERSION beside it holds for every subdirectory of a data directory: those are named
-    // at the data directory's level.
-    const bool archive_status = is("archive_status", S_IFDIR, false);
-    const bool pg_wal = archive_status || (p.filename() == "pg_wal" && is("../PG_VERSION", S_IFREG, true));
-    const bool tablespace = !data_dir && !pg_wal && holds_tablespace_version_directory(d);
-    if (data_dir || pg_wal || tablespace)
-      return PostgresqlDirectory{pg_wal ? "pg_wal" : data_dir ? "data directory" : "tablespace", d, p != target,
-                                 data_dir         ? "it has PG_VERSION and global/"
-                                 : archive_status ? "it has an archive_status directory"
-                                 : pg_wal         ? "it is named pg_wal, with PG_VERSION beside it"
-                                                  : "it holds a PG_<version>_<catalog version> directory"};
+    if (const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
+      const auto sign = postgresql_sign_at(fd, p.filename().string());
+      ::close(fd);
+      if (sign) return PostgresqlDirectory{std::string(sign->kind), d, p != target, std::string(sign->sign)};
+    }
     if (!p.has_parent_path() || p.parent_path() == p) return std::nullopt;
   }
 }

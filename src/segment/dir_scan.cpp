@@ -18,6 +18,7 @@
 #include "walseg/log.h"
 #include "walseg/made_files.h"
 #include "walseg/measure_loop.h"
+#include "walseg/postgresql_signs.h"
 #include "walseg/wal_control.h"
 
 namespace walseg {
@@ -83,9 +84,9 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   return born >= 0 && lock_born >= 0 && born <= lock_born;
 }
 
+// Bytes only: every caller asks born_before_lock first, and says which of the two it was.
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
                              const WalControl& control) {
-  if (born_before_lock(dir, name)) return false;
   // A probe file may be larger than a small segment.
   if (static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(control.segment_size_bytes, kProbeFileBytes))
     return false;
@@ -249,14 +250,13 @@ bool is_walseg_bookkeeping_file(const std::string& name) {
 }
 
 std::string postgresql_pg_wal_hint(const Directory& dir) {
-  struct stat st{};
-  const bool archive_status = ::fstatat(dir.fd(), "archive_status", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-  const bool pg_version = ::fstatat(dir.fd(), "../PG_VERSION", &st, 0) == 0 && S_ISREG(st.st_mode);
-  if (!archive_status && !pg_version) return "";
-  return fmt::format(" It looks like PostgreSQL's pg_wal ({}): walseg reads and writes only a WAL it made itself, "
+  const std::string& path = dir.path();
+  const auto slash = path.find_last_of('/');
+  const auto pg = postgresql_sign_at(dir.fd(), slash == std::string::npos ? path : path.substr(slash + 1));
+  if (!pg) return "";
+  return fmt::format(" It looks like PostgreSQL's {} ({}): walseg reads and writes only a WAL it made itself, "
                      "known by its {}; read PostgreSQL's WAL with pg_waldump",
-                     archive_status ? "it has an archive_status directory" : "PG_VERSION is beside it",
-                     kControlFileName);
+                     pg->kind, pg->sign, kControlFileName);
 }
 
 bool is_walseg_file_name(const std::string& name) {
@@ -315,7 +315,8 @@ bool still_unwritten_ready_segment(const Directory& dir, const std::string& name
     return false;
   }
   bool ready = false;
-  return is_ours(head, control, &ready) && ready && temp_content_is_walsegs(dir, name, st, control);
+  return is_ours(head, control, &ready) && ready && !born_before_lock(dir, name) &&
+         temp_content_is_walsegs(dir, name, st, control);
 }
 
 void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl& control) {
@@ -332,7 +333,8 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
       // round 8 F4).
       struct stat now{};
       if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
-          (name != kControlTempFileName && !temp_content_is_walsegs(dir, name, now, control))) {
+          (name != kControlTempFileName &&
+           (born_before_lock(dir, name) || !temp_content_is_walsegs(dir, name, now, control)))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));
         continue;
