@@ -131,6 +131,13 @@ BOOST_AUTO_TEST_CASE(check_config_lists_errors_in_line_order_and_blames_c_for_it
   BOOST_TEST(r.status == 1);
   BOOST_TEST(contains(r.err, "FATAL:  the -c settings contain errors"), r.err);
   BOOST_TEST(!contains(r.err, "configuration file \"" + ok + "\" contains errors"), r.err);
+  // A -c with no value is -c's error too (the summary once found -c's errors by their text,
+  // and this one's text did not match).
+  r = run("check-config '" + ok + "' -c walseg.recycle");
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "-c walseg.recycle requires a value"), r.err);
+  BOOST_TEST(contains(r.err, "FATAL:  the -c settings contain errors"), r.err);
+  BOOST_TEST(!contains(r.err, "configuration file \"" + ok + "\" contains errors"), r.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -39,6 +39,9 @@ struct ConfigError {
   /// kCrossCheck: every setting the rule reads, `parameter` first (the load leaves the rule out
   /// when one of them was refused, and locates it where the first one that was set came from).
   std::vector<std::string> reads;
+  /// The value at fault was given with -c (the tool's command line), not by a file, SET or a
+  /// default: check-config's summary then names -c, not the file.
+  bool from_command_line = false;
 
   /// The message, then ` (file "F", line N)` when the location is not already part of the
   /// message: what a host that shows the hint apart (PostgreSQL's errhint) prints.

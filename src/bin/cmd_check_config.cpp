@@ -101,10 +101,7 @@ void run(CheckOptions opts) {
     // PostgreSQL's summary names the file; errors from -c alone are not the file's. A file that
     // could not be opened is the file's error, though no line carries it (the new-user trial:
     // "the -c settings contain errors" with no -c given).
-    const auto from_c = [](const guc::ConfigError& e) {
-      return e.file.empty() && (e.message.find("(from -c)") != std::string::npos ||
-                                e.message.find(" (-c ") != std::string::npos);
-    };
+    const auto from_c = [](const guc::ConfigError& e) { return e.from_command_line; };
     const bool only_c = !opts.settings.overrides.empty() && std::all_of(errors.begin(), errors.end(), from_c);
     if (!only_c && !opts.settings.config_file.empty() && report.summary == "settings contain errors")
       fmt::print(stderr, "FATAL:  configuration file \"{}\" contains errors\n", opts.settings.config_file);

@@ -113,6 +113,7 @@ ConfigError locate_cross(const Registry& next, ConfigError e, std::span<const st
       const std::string as_typed = typed ? std::string(detail::printable_cut(*typed)) : shown;
       e.message += as_typed == shown ? fmt::format(" (-c {}={})", name, shown)
                                      : fmt::format(" (-c {}={}, that is {})", name, as_typed, shown);
+      e.from_command_line = true;
       return e;
     }
   }
@@ -168,6 +169,7 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
       ConfigError e;
       e.parameter = opt;
       e.message = fmt::format("-c {} requires a value", opt);
+      e.from_command_line = true;
       report.errors.push_back(std::move(e));
       continue;
     }
@@ -175,6 +177,7 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
     if (auto err = next.set(name, value, Source::kCommandLine, Phase::kStartup)) {
       // `-c segment_size=1MB`: the prefix forgotten (a new user's trial).
       err->message += " (from -c)";  // not from the file the summary names
+      err->from_command_line = true;
       const std::string prefixed = std::string(next.prefix()) + name;
       if (!next.owns_name(name) && next.find(prefixed) != nullptr && err->hint.empty())
         err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
