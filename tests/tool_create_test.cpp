@@ -117,4 +117,21 @@ BOOST_AUTO_TEST_CASE(AFullSizeMethodOnAnAppendModeWal_IsRefusedAndRemovesNothing
   BOOST_TEST(run("create --dir '" + wal + "' --start 5").status == 0);
 }
 
+// New-user trial: `create --dir new --start 0` was refused ("not ahead of the WAL") and left the
+// directory "new" it had made. A refused create leaves no directory of its own; one that was
+// there already (empty, or a user's) stays.
+BOOST_AUTO_TEST_CASE(ARefusedCreateLeavesNoDirectoryItMade) {
+  for (const std::string d : {"/new", "/trailing/", "/a/b"}) {
+    auto r = run("create --dir '" + dir + d + "' --start 0 " + kSmall);
+    BOOST_TEST(r.status == 1, d << ": " << r.err);
+    BOOST_TEST(contains(r.err, "is not ahead of the WAL"), r.err);
+    BOOST_TEST(!fs::exists(dir + d), d);
+  }
+  BOOST_TEST(fs::is_directory(dir + "/a"));  // a parent it made may hold someone's files by now
+  fs::create_directories(dir + "/mine");
+  BOOST_TEST(run("create --dir '" + dir + "/mine' --start 0 " + kSmall).status == 1);
+  BOOST_TEST(fs::is_directory(dir + "/mine"));
+  BOOST_TEST(fs::is_empty(dir + "/mine"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -25,9 +25,10 @@ class Directory {
 
   /// Opens an existing directory (O_DIRECTORY). With create=true a missing directory (and its
   /// missing parents) is created first with mode 0700, and the parent of each one created is
-  /// fsynced, so that the new name survives a power cut. Throws Error("create", "open" or
-  /// "fsync") naming the directory.
-  static Directory open(const std::string& path, bool create = false);
+  /// fsynced, so that the new name survives a power cut. *made (when given) says whether this
+  /// call made the directory itself (its mkdir succeeded): only then may a refused command
+  /// remove it again. Throws Error("create", "open" or "fsync") naming the directory.
+  static Directory open(const std::string& path, bool create = false, bool* made = nullptr);
 
   int fd() const noexcept { return fd_.fd(); }
   const std::string& path() const noexcept { return fd_.path(); }

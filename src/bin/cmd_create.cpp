@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "made_directory.h"
 #include "number_options.h"
 #include "postgresql_dirs.h"
 #include "settings_options.h"
@@ -139,7 +140,9 @@ void run_create(const CreateArgs& a) {
   mo.new_timeline = a.timeline;
   // Refused before the manager changes anything (a new WAL's control file, leftovers).
   mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
-  SegmentManager m(a.dir, mo);
+  MadeDirectory made(a.dir);
+  SegmentManager m(made.open(), mo);
+  made.keep();
   for (int i = 0; i < a.count; ++i) {
     const SegNo segno = a.start + static_cast<SegNo>(i);
     CreateReport r = m.create_now(a.timeline, segno);

@@ -20,6 +20,7 @@
 #include "bench_stop.h"
 #include "clients.h"
 #include "command.h"
+#include "made_directory.h"
 #include "number_options.h"
 #include "output_file.h"
 #include "postgresql_dirs.h"
@@ -160,7 +161,9 @@ void run_write(const WriteArgs& a) {
   // SIGINT, SIGTERM, SIGHUP or a closed stdout end the run after the commits in progress, with
   // the summary and a clean end, as --seconds would (issue 17); before any thread starts.
   StopSignals stop;
-  auto wal = Wal::open(a.dir, cfg);
+  MadeDirectory made(a.dir);
+  auto wal = Wal::open(made.open(), cfg);
+  made.keep();
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;
   if (ack_file) {

@@ -34,7 +34,8 @@ std::pair<std::uint64_t, std::uint64_t> identity_of(int dir_fd, const std::strin
 }
 }  // namespace
 
-Directory Directory::open(const std::string& path, bool create) {
+Directory Directory::open(const std::string& path, bool create, bool* made) {
+  if (made != nullptr) *made = false;
   if (create) {
     // Each missing component with mode 0700, as the header promises (and as PostgreSQL makes
     // pg_wal); std::filesystem::create_directories would use 0777 & ~umask. A new directory's
@@ -43,12 +44,14 @@ Directory Directory::open(const std::string& path, bool create) {
     // fsync_parent_path after a mkdir).
     std::filesystem::path partial;
     for (const auto& part : std::filesystem::path(path)) {
+      if (part.empty()) continue;  // "d/": the trailing separator names d again
       const std::filesystem::path parent = partial.empty() ? "." : partial;
       partial /= part;
       int err = ::mkdir(partial.c_str(), 0700) == 0 ? 0 : errno;
       if (err != EEXIST && io_record::active())
         io_record::record_name_op(Op::kMkdir, partial.string(), "", 0, 0, err);
       if (err != 0 && err != EEXIST) throw dir_error(err, "create", partial.string());
+      if (made != nullptr) *made = err == 0;  // the last component's mkdir is what counts
       if (err == 0) {
         done("mkdir", partial.string(), 0);
         Directory p = open(parent.string());
