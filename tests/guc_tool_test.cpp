@@ -140,4 +140,21 @@ BOOST_AUTO_TEST_CASE(check_config_lists_errors_in_line_order_and_blames_c_for_it
   BOOST_TEST(!contains(r.err, "configuration file \"" + ok + "\" contains errors"), r.err);
 }
 
+// New-user trial 15: a second --config ended in CLI11's "At Most 1 required but received 2".
+// It is refused in words, with the include that reads both; one --config still works.
+BOOST_AUTO_TEST_CASE(a_second_config_file_is_refused_in_words) {
+  auto a = write("a.conf", "walseg.recycle = on\n"), b = write("b.conf", "walseg.recycle = off\n");
+  for (const std::string& cmd : std::vector<std::string>{"check-config", "show walseg.recycle", "write --dir '" + a + ".d' --records 1"}) {
+    auto r = run(cmd + " --config '" + a + "' --config '" + b + "'");
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "--config: given 2 times"), r.err);
+    BOOST_TEST(contains(r.err, "put \"include '" + b + "'\" in \"" + a + "\""), r.err);
+    BOOST_TEST(!contains(r.err, "At Most"), r.err);
+  }
+  BOOST_TEST(!fs::exists(a + ".d"));
+  auto one = run("show walseg.recycle --config '" + a + "'");
+  BOOST_TEST(one.status == 0, one.err);
+  BOOST_TEST(contains(one.out, "on"), one.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

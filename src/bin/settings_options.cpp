@@ -18,7 +18,22 @@
 namespace walseg::tool {
 
 void add_settings_options(CLI::App& cmd, SettingsOptions& opts) {
-  cmd.add_option("--config", opts.config_file, "settings file (postgresql.conf syntax)");
+  // One file, as postgres's config_file: a second one is refused in words, not CLI11's "At Most
+  // 1 required but received 2" (the new-user trial), with what to do instead.
+  cmd.add_option_function<std::vector<std::string>>(
+         "--config",
+         [&opts](const std::vector<std::string>& files) {
+           if (files.size() > 1)
+             throw CLI::ValidationError(
+                 "--config", fmt::format("given {} times (\"{}\" and \"{}\"): walseg reads one settings file; put "
+                                         "\"include '{}'\" in \"{}\" to read both, later lines winning",
+                                         files.size(), files[0], files[1], files[1], files[0]));
+           opts.config_file = files.front();
+         },
+         "settings file (postgresql.conf syntax)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
   // One value per -c, so that `-c a=1 FILE` leaves FILE to the positional argument.
   cmd.add_option("-c", opts.overrides, "set a setting, name=value (repeatable)")
       ->allow_extra_args(false);
