@@ -122,6 +122,43 @@ BOOST_AUTO_TEST_CASE(AUsersControlTempInANewDirectoryIsRefusedNotRemoved) {
   }
 }
 
+// Break-it round 18 F1: with walseg.lock there (an earlier writer killed during auto's probe)
+// and no walseg.control, a user's copy of another WAL's control file as walseg.control.tmp
+// was removed by the first write, and the LOG line said it was left alone. Only a new WAL's
+// first control file (nothing durable, epoch 0), which a crash before its rename leaves, is a
+// leftover there: a crash made by the failpoint, then the next write, still removes that one.
+BOOST_AUTO_TEST_CASE(AnotherWalsControlFileAsControlTempBesideALockIsRefused) {
+  const std::string other = dir + "/other", mine = dir + "/mine";
+  BOOST_REQUIRE(run("write --dir '" + other + "' --records 1" + k1MB).status == 0);
+  fs::create_directories(mine);
+  std::ofstream(mine + "/walseg.lock") << "4242\n";
+  fs::copy_file(other + "/walseg.control", mine + "/walseg.control.tmp");
+  auto text = [](const std::string& p) {
+    std::ostringstream o;
+    o << std::ifstream(p, std::ios::binary).rdbuf();
+    return o.str();
+  };
+  const std::string before = text(mine + "/walseg.control.tmp");
+  for (const std::string cmd : {"write --records 1", "create --method zero_write"}) {
+    auto r = run(cmd + " --dir '" + mine + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "is not a leftover of walseg's (it is the control file of another WAL"), r.err);
+    BOOST_TEST(text(mine + "/walseg.control.tmp") == before, cmd);
+    BOOST_TEST(!fs::exists(mine + "/walseg.control"), cmd);
+  }
+  const std::string crashed = dir + "/crashed";
+  ::setenv("WALSEG_FAILPOINTS", "rename=crash", 1);  // the control file's first exchange
+  auto cut = run("write --dir '" + crashed + "' --records 1" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_REQUIRE(cut.status == 86);
+  BOOST_REQUIRE(fs::exists(crashed + "/walseg.control.tmp"));
+  auto next = run("write --dir '" + crashed + "' --records 1" + k1MB);
+  BOOST_TEST(next.status == 0, next.err);
+  BOOST_TEST(contains(next.err, "removed leftover temporary file"), next.err);
+  BOOST_TEST(!contains(next.err, "leaving"), next.err);
+  BOOST_TEST(!fs::exists(crashed + "/walseg.control.tmp"));
+}
+
 // Break-it round 17 M4: a refused open rewrote walseg.lock with its own PID, so the crashed
 // writer's temporary files were no longer its and stayed for good, "someone's".
 BOOST_AUTO_TEST_CASE(ARefusedOpenPutsTheLastWritersPidBack) {

@@ -115,6 +115,17 @@ void SegmentManager::write_new_control() {
   // crash before the control file leaves none, so the next opening makes the path durable.
   make_path_durable(dir_);
   write_control(dir_, control_);
+  // write_control removed a leftover under the temporary name (check_control_temp accepted it)
+  // and put its own file there: it is no leftover for remove_leftover_temps any more, which
+  // would find it gone and say it was left alone (break-it round 18).
+  const auto it = std::find(scan_.leftover_temps.begin(), scan_.leftover_temps.end(), kControlTempFileName);
+  if (it != scan_.leftover_temps.end()) {
+    const auto i = static_cast<std::size_t>(it - scan_.leftover_temps.begin());
+    scan_.leftover_temps.erase(it);
+    if (i < scan_.leftover_temp_ids.size()) scan_.leftover_temp_ids.erase(scan_.leftover_temp_ids.begin() + i);
+    scan_.removed_temps.push_back(kControlTempFileName);
+    log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir_.path_of(kControlTempFileName)));
+  }
   log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(control_)));
 }
 

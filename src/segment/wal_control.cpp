@@ -55,9 +55,18 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
     // Another WAL's control file (one a user moved onto walseg.control comes out of the
     // exchange under this name) is someone's; a torn one of ours does not decode.
     std::string why;
-    if (auto other = decode_control(std::span(buf.data(), got), &why);
-        other && system_id != 0 && other->system_id != system_id)
+    const auto other = decode_control(std::span(buf.data(), got), &why);
+    if (other && system_id != 0 && other->system_id != system_id)
       return fmt::format("it is the control file of another WAL (system identifier {})", other->system_id);
+    // No control file yet: a first write a crash cut short left one of a new WAL, nothing
+    // durable in it and never opened since (epoch 0). A WAL that was used is someone's copy
+    // (break-it round 18: another WAL's control file put there was removed).
+    if (other && system_id == 0 &&
+        (other->durable_lsn != 0 || other->epoch != 0 ||
+         other->oldest_lsn != lsn_of_segment(1, 0, other->segment_size_bytes)))
+      return fmt::format("it is the control file of another WAL (system identifier {}, durable up to {}, epoch {}), "
+                         "not the first one of a new WAL",
+                         other->system_id, format_lsn(other->durable_lsn), other->epoch);
     return std::nullopt;
   }
   if (std::all_of(buf.begin(), buf.begin() + got, [](std::byte b) { return b == std::byte{0}; }))
