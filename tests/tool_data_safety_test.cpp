@@ -411,12 +411,12 @@ BOOST_AUTO_TEST_CASE(BreakIt_F6_AMissingSegmentBeforeLaterWalIsCorruptionAndWrit
 }
 
 BOOST_AUTO_TEST_CASE(BreakIt_F7_ACrashMidRecordThenTwoRestartsLeavesTheWalUsable) {
-  // The failpoint kills the first writer at its 149th fdatasync, with a record written but not
-  // synced that crosses into the next segment; the first restart cleared that record's pages,
-  // the next segment's first page among them, with zeros, and every later start then refused
-  // the segment as one walseg did not make. Two ordinary starts must both work.
+  // The failpoint kills the first writer at its 150th fdatasync (its first syncs walseg.lock),
+  // with a record written but not synced that crosses into the next segment; the first
+  // restart cleared that record's pages, the next segment's first page among them, with
+  // zeros, and every later start then refused the segment as one walseg did not make. Two ordinary starts must both work.
   const std::string wal = dir + "/wal";
-  const std::string env = "WALSEG_FAILPOINTS='fdatasync=crash@149' ";
+  const std::string env = "WALSEG_FAILPOINTS='fdatasync=crash@150' ";
   const int raw = std::system((env + "'" + tool_path().string() + "' write --dir '" + wal +
                                "' --records 200 --record-size 7000" + k1MB + " >/dev/null 2>&1")
                                   .c_str());
@@ -485,11 +485,12 @@ BOOST_AUTO_TEST_CASE(BreakIt_Weak_AControlFileOfAnotherSizeIsDamaged) {
 
 namespace {
 
-// A writer killed at its 450th fdatasync (the failpoint's crash, as kill -9 leaves things):
+// A writer killed at its 451st fdatasync (its first syncs walseg.lock; the failpoint's crash, as
+// kill -9 leaves things):
 // WAL in segments 1-4 of 1MB and no durable point in walseg.control, as after a real crash.
 // No durable point is written while it runs (the interval is an hour): what follows a stop decides.
 void crashed_writer(const ToolTest& t, const std::string& wal) {
-  const int raw = std::system(("WALSEG_FAILPOINTS='fdatasync=crash@450' '" + tool_path().string() + "' write --dir '" +
+  const int raw = std::system(("WALSEG_FAILPOINTS='fdatasync=crash@451' '" + tool_path().string() + "' write --dir '" +
                                wal + "' --records 1000 --record-size 8kB" + k1MB +
                                " -c walseg.durable_lsn_interval=3600000 >/dev/null 2>&1")
                                   .c_str());

@@ -145,6 +145,11 @@ DirLock DirLock::acquire(Directory& dir) {
   std::string pid = fmt::format("{}\n", ::getpid());
   f.ftruncate(0);
   f.pwrite_all(pid.data(), pid.size(), 0);
+  // Durable before this writer makes any file: the PID is what names its temporary files as
+  // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
+  // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
+  // bench/powercut.sh found xlogtemp files that survived a writer).
+  f.fdatasync();
   // A lock file this opening made is durable before anything else it makes: whatever a crash
   // leaves of walseg's (walseg.control.tmp above all) then comes with walseg.lock, and a
   // directory without one was never walseg's (break-it round 17 H1; the power-loss suite
@@ -163,6 +168,7 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
       // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
       file_.ftruncate(0);
       if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
+      file_.fdatasync();  // as durable as the PID it replaces
     } catch (const std::exception& e) {
       log(LogLevel::kLog, fmt::format("could not put back what \"{}\" held: {}", dir.path_of(kLockFileName), e.what()));
     }

@@ -163,10 +163,11 @@ for io in pwrite io_uring; do
   check "eio/$io: a third writer resumes after the failed one (rc=$RC)" test "$RC" -eq 0
   check "eio/$io: after a cut every record the third one acknowledged is there" verified
 done
-# Record 5682 of 152 bytes ends exactly at segment 1's end: the next writer starts segment 2 and
-# never writes (so never syncs) segment 1, whose last block only the killed writer wrote.
+# Record 5682 of 152 bytes ends exactly at segment 1's end (its sync is the 5683rd: walseg.lock's
+# PID is synced first): the next writer starts segment 2 and never writes (so never syncs)
+# segment 1, whose last block only the killed writer wrote.
 fresh || exit 1
-WALSEG_FAILPOINTS="fdatasync=crash@5682" run write --dir "$D" --records 30000 --record-size 152 --ack-log "$ACK" \
+WALSEG_FAILPOINTS="fdatasync=crash@5683" run write --dir "$D" --records 30000 --record-size 152 --ack-log "$ACK" \
   "${SEG[@]}"
 "$CHECK" --dir "$D" --ack-log "$ACK" >"$WORK/boundary.out" 2>&1
 check "boundary: the writer was killed in the sync of a record ending at a segment's end" \
