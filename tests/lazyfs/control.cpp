@@ -2,6 +2,7 @@
 #include "control.h"
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -51,12 +52,34 @@ ControlServer::ControlServer(std::string path, Handler handler) : path_(std::mov
   sockaddr_un a = address_of(path_);
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd_ < 0) throw std::runtime_error("could not create control socket: " + std::string(strerror(errno)));
-  ::unlink(path_.c_str());
+  // Only a stale socket is removed: a path that names anything else, or a socket another
+  // server still answers on, is someone's (break-it round 18: --control on a user's file
+  // replaced it with the socket, and the unmount removed it).
+  struct stat st{};
+  if (::lstat(path_.c_str(), &st) == 0) {
+    std::string why;
+    if (!S_ISSOCK(st.st_mode)) {
+      why = "it exists and is not a socket";
+    } else {
+      const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const bool answered = probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      const int e = errno;
+      if (probe >= 0) ::close(probe);
+      if (answered) why = "another walseg_lazyfs answers on it";
+      else if (e != ECONNREFUSED) why = std::string("it is a socket that could not be probed: ") + strerror(e);
+    }
+    if (!why.empty()) {
+      ::close(listen_fd_);
+      throw std::runtime_error("control socket \"" + path_ + "\": " + why + "; give a path that does not exist");
+    }
+    ::unlink(path_.c_str());  // a socket nobody listens on: left by a server that was killed
+  }
   if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listen_fd_, 8) != 0) {
     int e = errno;
     ::close(listen_fd_);
     throw std::runtime_error("could not bind control socket \"" + path_ + "\": " + strerror(e));
   }
+  if (::lstat(path_.c_str(), &st) == 0) socket_ino_ = st.st_ino;
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -65,7 +88,17 @@ ControlServer::~ControlServer() {
   ::shutdown(listen_fd_, SHUT_RDWR);
   thread_.join();
   ::close(listen_fd_);
-  ::unlink(path_.c_str());
+  struct stat st{};
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == socket_ino_) ::unlink(path_.c_str());
+}
+
+std::unique_ptr<ControlServer> start_control(const std::string& path, ControlServer::Handler handler) {
+  try {
+    return std::make_unique<ControlServer>(path, std::move(handler));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "walseg_lazyfs: %s\n", e.what());
+    return nullptr;
+  }
 }
 
 void ControlServer::loop() {

@@ -114,10 +114,9 @@ int run_memory(fuse_args* args, const MountArgs& a) {
   int rc = 1;
   if (fuse_set_signal_handlers(se) == 0) {
     if (fuse_session_mount(se, a.mountpoint.c_str()) == 0) {
-      {
-        ControlServer ctl(a.control, [&fs](const std::string& line) { return mem_command(fs, line); });
+      // A control path refused (someone's file) unmounts again: no dead mount left behind.
+      if (auto ctl = start_control(a.control, [&fs](const std::string& line) { return mem_command(fs, line); }))
         rc = fuse_session_loop(se) == 0 ? 0 : 1;
-      }
       fuse_session_unmount(se);
     }
     fuse_remove_signal_handlers(se);

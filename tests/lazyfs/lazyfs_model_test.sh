@@ -208,6 +208,19 @@ if [[ -x $WALSEG ]]; then
 fi
 lazyfs_umount "$M"
 
+echo "== --control names only a new path or a stale socket (break-it round 18: it removed a file)"
+printf precious >"$WORK/user-file"
+mkdir -p "$WORK/m2"
+"$LAZYFS" mount "$WORK/m2" --control "$WORK/user-file" >"$WORK/m2.log" 2>&1
+check "--control on a user's file is refused (rc=$?)" grep -q "exists and is not a socket" "$WORK/m2.log"
+check "the user's file is as it was" content_is "$WORK/user-file" precious
+check "and no dead mount is left" fails_with "" mountpoint -q "$WORK/m2"
+lazyfs_mount "$M" "$S" || exit 1
+"$LAZYFS" mount "$WORK/m2" --control "$S" >"$WORK/m2.log" 2>&1
+check "--control on a live server's socket is refused" grep -q "another walseg_lazyfs answers on it" "$WORK/m2.log"
+check "the live server still answers" lazyfs_ctl "$S" stats
+lazyfs_umount "$M"
+
 echo
 echo "$PASS passed, $FAIL failed"
 [[ $FAIL -eq 0 ]]

@@ -212,8 +212,8 @@ int run_passthrough(fuse_args* args, const std::string& mountpoint, const std::s
   int rc = 1;
   if (fuse_mount(f, mountpoint.c_str()) == 0) {
     if (fuse_set_signal_handlers(fuse_get_session(f)) == 0) {
-      ControlServer ctl(control_path, [&s](const std::string& line) { return answer(s, line); });
-      rc = fuse_loop(f) == 0 ? 0 : 1;
+      if (auto ctl = start_control(control_path, [&s](const std::string& line) { return answer(s, line); }))
+        rc = fuse_loop(f) == 0 ? 0 : 1;
       fuse_remove_signal_handlers(fuse_get_session(f));
     }
     fuse_unmount(f);

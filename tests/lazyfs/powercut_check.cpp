@@ -28,6 +28,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -204,7 +205,18 @@ int run(const std::string& dir, const std::string& ack_path, const std::string& 
   Log log = read_log(ack_path);
   Checker check(log);
   std::ofstream lsns;
-  if (!lsns_path.empty()) lsns.open(lsns_path);
+  if (!lsns_path.empty()) {
+    // A new file only, never through a link: an existing one may be anything, a WAL segment
+    // among them (break-it round 18: --lsns on a segment truncated acknowledged records).
+    const int fd = ::open(lsns_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      std::fprintf(stderr, "walseg_powercut_check: could not create --lsns file \"%s\": %s%s\n", lsns_path.c_str(),
+                   std::strerror(errno), errno == EEXIST ? " (it writes only a new file: remove it or name another)" : "");
+      return 2;
+    }
+    ::close(fd);
+    lsns.open(lsns_path, std::ios::app);
+  }
   Lsn end = 0;
   try {
     // Without the control file's timeline a WAL on timeline 2 reads as empty: every record lost.

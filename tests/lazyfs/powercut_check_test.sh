@@ -5,7 +5,8 @@
 #     L1: the checker read timeline 1 and called every record lost);
 #   - records too short to carry the whole tag (--record-size 8) are matched by their end LSN
 #     and tag prefix: nothing lost or stale (round 15 L2: every one was "stale", every ack lost);
-#   - the checker can fail: with a segment holding WAL removed, acknowledged records are lost.
+#   - the checker can fail: with a segment holding WAL removed, acknowledged records are lost;
+#   - --lsns writes only a new file (an existing one, a segment among them, stays as it was).
 #
 # Usage: powercut_check_test.sh WALSEG WALSEG_POWERCUT_CHECK   (ctest: powercut_check)
 set -u -o pipefail
@@ -52,5 +53,14 @@ expect "8-byte records" 0 '^records 400, acknowledged 400, lost 0, stale 0, end'
 [[ -f $T2/000000020000000000000002 ]] || { echo "FAILED: no segment 2 in $(ls "$T2")"; exit 1; }
 rm -f "$T2/000000020000000000000002"
 expect "segment 2 removed" 1 'lost [1-9][0-9]*,' -- --dir "$T2" --ack-log "$WORK/t2.ack"
+
+# --lsns makes only a new file (break-it round 18: --lsns on a segment truncated it, and with it
+# acknowledged records): an existing name is refused and stays as it was.
+cp "$T2/000000020000000000000001" "$WORK/seg.before"
+expect "--lsns on an existing file" 2 'could not create --lsns file .*File exists' -- --dir "$T2" \
+  --ack-log "$WORK/t2.ack" --lsns "$T2/000000020000000000000001"
+cmp -s "$T2/000000020000000000000001" "$WORK/seg.before" || { echo "FAILED: --lsns changed the segment"; FAIL=1; }
+expect "--lsns on a new file" 1 'lost [1-9][0-9]*,' -- --dir "$T2" --ack-log "$WORK/t2.ack" --lsns "$WORK/new.lsns"
+[[ -s $WORK/new.lsns ]] || { echo "FAILED: --lsns wrote no LSN"; FAIL=1; }
 
 exit $FAIL
