@@ -115,6 +115,20 @@ BOOST_AUTO_TEST_CASE(CorruptionBeforeValidWal_Exits2AsRecoverDoes) {
   BOOST_TEST(limited.status == 0, limited.err);
 }
 
+// Break-it round 18 L5: `dump --start` past a damaged record (valid WAL after it) said "not yet
+// written (the WAL ends at ...)" and exited 0, where recover and a plain dump say corruption.
+BOOST_AUTO_TEST_CASE(StartPastCorruption_IsCorruptionNotUnwrittenWal) {
+  write_wal(200, 100);
+  std::size_t k = 100;
+  while (lsns[k] % kPageBytes > kPageBytes - 128) ++k;
+  flip(lsns[k] + 40);
+  auto r = run("dump --dir '" + wal + "' --start " + lsn_text(lsns.back() + 4096));
+  BOOST_TEST(r.status == 2, r.out << r.err);
+  BOOST_TEST(!contains(r.out, "not yet written"), r.out);
+  BOOST_TEST(contains(r.out, "end of WAL: " + lsn_text(lsns[k])), r.out);
+  BOOST_TEST(contains(r.out, "; corruption: "), r.out);
+}
+
 BOOST_AUTO_TEST_CASE(StartInsideARecord_StartsAtTheNextRecordAndSaysWhere) {
   // It read from the middle of the record as if a record began there and reported
   // "corruption" on a healthy WAL.

@@ -109,7 +109,16 @@ void run_dump(const ReadArgs& a) {
     if (!first && !r.stop().corruption) {
       // One end, not two (the new-user trial: then "end of WAL: invalid magic number ... LSN" at
       // the position asked for, past the end just given).
-      const Lsn end = find_end_of_wal(a.dir, *options).end_lsn;
+      const RecoveryResult whole = find_end_of_wal(a.dir, *options);
+      const Lsn end = whole.end_lsn;
+      // The WAL may end before the position because it is damaged there, with valid WAL
+      // after: that is corruption, as recover and a plain dump say (break-it round 18 L5).
+      if (whole.corruption) {
+        fmt::print("no record at or after {}: the WAL cannot be read past {}\n", format_lsn(*lsn), format_lsn(end));
+        fmt::print("end of WAL: {}, before {}; {}\n", format_lsn(end), format_lsn(*lsn), whole.stop_reason);
+        exit_status() = 2;
+        return;
+      }
       fmt::print("no record at or after {}: not yet written (the WAL ends at {})\n", format_lsn(*lsn), format_lsn(end));
       fmt::print("end of WAL: {}, before {}\n", format_lsn(end), format_lsn(*lsn));
       return;
