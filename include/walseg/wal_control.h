@@ -46,8 +46,10 @@ std::optional<WalControl> read_control(const std::string& dir_path);
 /// in `dir` is not a leftover of write_control for the WAL with `system_id`: not a regular file
 /// of one link, larger than a control file, not beginning with the control magic, or the
 /// control file of another WAL (empty, all zeros or torn counts as a leftover: a crash before
-/// its fsync; system_id 0: a control file of any WAL does, for a directory without one yet). walseg removes only its own leftovers; another program's file under that name
-/// is refused, never replaced. Thread-safety: as write_control.
+/// its fsync; system_id 0, for a directory without one yet: only a new WAL's first control file
+/// does, durable up to 0/0 at epoch 0, the one a crash before its rename leaves). walseg
+/// removes only its own leftovers; another program's file under that name is refused, never
+/// replaced. Thread-safety: as write_control.
 void check_control_temp(const Directory& dir, std::uint64_t system_id);
 
 /// Replaces (or creates) dir's control file with `c`, durably (see above): a leftover under
