@@ -203,14 +203,16 @@ BOOST_AUTO_TEST_CASE(Verdict_StatesTheRuleWithTheNumbersOfTheRowsItPrints) {
   const auto table = p10_column(r.out, "Commits into a new segment");
   int table_best = 1 << 30;
   for (const auto& m : methods) table_best = std::min(table_best, table.at(m));
+  // Figures below 100 us are printed to 0.1 us (CI hit an 89.8 us best p10), the rest whole.
+  const std::string num = "(\\d+(?:\\.\\d)?)";
   std::smatch m;
-  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("commits: p10 within 20% of the best, (\\S+)'s (\\d+) us: threshold 1.2 x (\\d+) = (\\d+) us; within it: ")), r.out);
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("commits: p10 within 20% of the best, (\\S+)'s " + num + " us: threshold 1.2 x " + num + " = " + num + " us; within it: ")), r.out);
   BOOST_TEST(m[1] == v["best_p10_method"].get<std::string>());
-  BOOST_TEST(std::stoi(m[3]) == table_best);
-  BOOST_TEST(std::abs(std::stoi(m[4]) - 1.2 * table_best) <= 1.0, r.out);
-  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("creation: median within 1 ms or 2x of the cheapest of those, (\\S+)'s (\\d+) us: bound max\\((\\d+) \\+ 1000, 2 x (\\d+)\\) = (\\d+) us")), r.out);
+  BOOST_TEST(std::abs(std::stod(m[3]) - table_best) <= 0.5, r.out);
+  BOOST_TEST(std::abs(std::stod(m[4]) - 1.2 * std::stod(m[3])) <= 1.0, r.out);
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("creation: median within 1 ms or 2x of the cheapest of those, (\\S+)'s " + num + " us: bound max\\(" + num + " \\+ 1000, 2 x " + num + "\\) = " + num + " us")), r.out);
   BOOST_TEST(m[1] == v["cheapest_passed"].get<std::string>());
-  BOOST_TEST(std::abs(std::stoi(m[5]) - std::max(std::stod(m[3]) + 1000, 2 * std::stod(m[4]))) <= 2.0, r.out);
+  BOOST_TEST(std::abs(std::stod(m[5]) - std::max(std::stod(m[3]) + 1000, 2 * std::stod(m[4]))) <= 2.0, r.out);
   // Every phase measured once: nothing measured the noise, so nothing may claim it.
   BOOST_TEST(!contains(r.out, "noise"), r.out);
 }
