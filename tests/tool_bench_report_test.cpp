@@ -289,4 +289,43 @@ BOOST_AUTO_TEST_CASE(AutoIsProbedOnceForTheSwitchAndCommitPhases) {
   BOOST_TEST(methods.size() == 1u, doc["rows"].dump());
 }
 
+// New-user trial 3: the JSON said segment_size, write_size and sync_method only, so two runs with
+// other methods, phases, client counts or walseg.io_method could not be told apart from it.
+BOOST_AUTO_TEST_CASE(TheJsonSaysEverythingTheRunWasAskedFor) {
+  auto r = run("bench --dir '" + dir + "' --phases create,write,create --methods sparse,none,sparse --segments 2"
+               " --segment-size 1MB --write-bytes 64kB --clients 3,1 --commit-seconds 0.5 --switch-boundaries 9 --switch-segment-size 2MB"
+               " -c walseg.io_method=io_uring -c walseg.prealloc_segments=5 --json '" + dir + "/s.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  const auto doc = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+  BOOST_TEST_REQUIRE(doc.contains("settings"), doc.dump());
+  const auto& s = doc["settings"];
+  BOOST_TEST(s["phases"] == nlohmann::json({"create", "write"}), s.dump());
+  BOOST_TEST(s["methods"] == nlohmann::json({"sparse", "none"}), s.dump());
+  BOOST_TEST(s["segments"] == 2);
+  BOOST_TEST(s["segment_size"] == 1048576);
+  BOOST_TEST(s["clients"] == nlohmann::json({3, 1}), s.dump());
+  BOOST_TEST(s["commit_seconds"].get<double>() == 0.5);
+  BOOST_TEST(s["switch_boundaries"] == 9);
+  BOOST_TEST(s["switch_segment_size"] == 2097152);
+  BOOST_TEST(s["walseg"]["walseg.io_method"]["value"] == "io_uring", s.dump());
+  BOOST_TEST(s["walseg"]["walseg.io_method"]["source"] == "command line", s.dump());
+  BOOST_TEST(s["walseg"]["walseg.prealloc_segments"]["value"] == "5", s.dump());
+  BOOST_TEST(s["walseg"]["walseg.segment_size"]["value"] == "1MB", s.dump());
+  // Every setting `walseg show` lists, with the value it shows.
+  auto shown = run("show all -c walseg.io_method=io_uring -c walseg.prealloc_segments=5 -c walseg.segment_size=1MB");
+  BOOST_TEST_REQUIRE(shown.status == 0, shown.err);
+  std::size_t names = 0;
+  for (const auto& [name, v] : s["walseg"].items()) {
+    ++names;
+    BOOST_TEST(std::regex_search(shown.out, std::regex("(^|\\n) " + name + " +\\| " + v["value"].get<std::string>() + " +\\|")),
+               name << " " << v.dump() << "\n" << shown.out);
+  }
+  BOOST_TEST(contains(shown.out, "(" + std::to_string(names) + " rows)"), shown.out);
+  // The Device I/O table printed JSON's `null` where a figure was not measured (no jbd2 journal);
+  // the other tables print "-".
+  const auto table = r.out.find("\nDevice I/O of these commits");
+  BOOST_TEST_REQUIRE(table != std::string::npos, r.out);
+  BOOST_TEST(!contains(r.out.substr(table), "null"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -297,6 +298,20 @@ BOOST_AUTO_TEST_CASE(KeepOption_KeepsEverything) {
   BOOST_TEST_REQUIRE(!scratch.empty());
   BOOST_TEST(contains(r.out, "kept " + scratch));
   BOOST_TEST(fs::exists(scratch + "/create/zero_write/000000010000000000000001"));
+}
+
+// New-user trial 3: a run that ended well removed its scratch directory without a word, so a
+// user looking for the segments it made had to read README to learn there are none.
+BOOST_AUTO_TEST_CASE(ARunThatEndsWell_SaysItRemovedItsScratchDirectory) {
+  fs::create_directory(dir + "/p");
+  auto r = run("bench --dir '" + dir + "/p' --segment-size 1MB --phases create --methods none --segments 1");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("\nremoved the scratch directory (\\S+) \\(--keep keeps it\\)\n$")), r.out);
+  BOOST_TEST(fs::path(m[1].str()).parent_path() == fs::path(dir + "/p"), r.out);
+  BOOST_TEST(fs::path(m[1].str()).filename().string().rfind("walseg-bench-", 0) == 0u, r.out);
+  BOOST_TEST(!fs::exists(m[1].str()));
+  BOOST_TEST(wait_for_scratch(dir + "/p", "", 0.1).empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,7 @@
 // go, and stop by BenchInterrupted when a stop signal arrives (bench_stop.h).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -36,6 +37,9 @@ struct Row;
 
 struct BenchSettings {
   Config config;                      ///< segment_size, fallback, sync_method from settings
+  /// Every walseg.* setting as SHOW prints it (name, value, source), for the JSON's settings
+  /// block: a result is compared across runs only with what it ran with.
+  std::vector<std::array<std::string, 3>> shown_settings;
   std::uint64_t segment_size = 0;     ///< bytes
   int segments = 10;                  ///< per method and phase
   std::uint64_t write_size = 8192;    ///< bytes per write in the write phase

@@ -18,7 +18,7 @@ std::optional<double> per(std::optional<std::uint64_t> v, std::uint64_t n) {
 nlohmann::json or_null(std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 std::string cell_of(std::optional<double> v, const char* f) {
-  return v ? fmt::format(fmt::runtime(f), *v) : std::string("null");
+  return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");  // as the other tables: not measured (JSON: null)
 }
 
 std::string join_note(const std::string& a, const std::string& b) {

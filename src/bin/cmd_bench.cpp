@@ -31,6 +31,7 @@
 #include "settings_options.h"
 #include "walseg/auto_method.h"
 #include "walseg/error.h"
+#include "walseg/guc_definitions.h"
 #include "walseg/segment_name.h"
 
 namespace walseg::tool {
@@ -102,7 +103,9 @@ BenchSettings make_settings(const BenchArgs& a) {
     settings.overrides.insert(settings.overrides.begin(),
                               fmt::format("walseg.segment_size={}kB", s.segment_size / 1024));
   }
-  s.config = load_config(settings);
+  const guc::Registry registry = load_registry(settings);
+  s.config = guc::make_config(registry);
+  for (const guc::ShowRow& r : registry.show_all()) s.shown_settings.push_back({r.name, r.value, r.source});
   if (a.segment_size.empty()) s.segment_size = s.config.segment_size_bytes;
   check_segment_size(s.segment_size);
   s.segments = a.segments;
@@ -148,6 +151,7 @@ BenchSettings make_settings(const BenchArgs& a) {
 // What the phases produced, for the JSON file.
 struct BenchResults {
   std::string started_at;  // ISO 8601 UTC, when the first phase started
+  std::vector<std::string> phases;  // as run, each once
   FsInfo fs;
   std::vector<Row> rows;
   nlohmann::json verdict;
@@ -180,6 +184,7 @@ AutoDecision auto_for_wal_phases(const BenchSettings& s, Scratch& scratch) {
 BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases, Scratch& scratch) {
   BenchResults res;
   res.started_at = utc_now_iso8601();
+  res.phases = phases;
   res.fs = fs_info(scratch.root());
   print_header(s, phases, scratch.root(), res.fs);
   s.row_done = [&s](const Row& r) { print_row(s, r); };  // as pg_test_fsync: each row when measured
@@ -254,6 +259,8 @@ void finish_scratch(const BenchArgs& a, Scratch& scratch, int signo) {
     fmt::print(stderr, "walseg bench: {}the scratch directory \"{}\" is still there\n", why, scratch.root());
   else if (signo != 0 && signo != SIGPIPE)
     fmt::print(stderr, "walseg bench: {}removed the scratch directory \"{}\"\n", why, scratch.root());
+  else if (signo == 0)  // the new-user trial: a run that ended well did not say where its files went
+    fmt::print("\nremoved the scratch directory {} (--keep keeps it)\n", scratch.root());
 }
 
 // After an error: the cleanup must not replace the error being reported.
@@ -279,6 +286,22 @@ nlohmann::json results_json(const BenchSettings& s, const BenchResults& res) {
   out["write_bytes"] = std::min(s.write_bytes, s.segment_size);
   out["segments"] = s.segments;
   out["sync_method"] = to_string(s.config.sync_method);
+  // What the run was asked for, whole (the new-user trial: methods, phases, clients and the
+  // settings in effect were missing, so two files could not be told apart).
+  nlohmann::json methods = nlohmann::json::array(), walseg = nlohmann::json::object();
+  for (InitMethod m : s.methods) methods.push_back(to_string(m));
+  for (const auto& [name, value, source] : s.shown_settings) walseg[name] = {{"value", value}, {"source", source}};
+  out["settings"] = {{"phases", res.phases},
+                     {"methods", methods},
+                     {"segments", s.segments},
+                     {"segment_size", s.segment_size},
+                     {"write_size", s.write_size},
+                     {"write_bytes", std::min(s.write_bytes, s.segment_size)},
+                     {"clients", s.clients},
+                     {"commit_seconds", s.commit_seconds},
+                     {"switch_segment_size", s.switch_segment_size},
+                     {"switch_boundaries", s.switch_boundaries},
+                     {"walseg", walseg}};
   const FsInfo& fs = res.fs;
   out["filesystem"] = {{"type", fs.type_name}, {"block_size", fs.block_size},
                        {"copy_on_write", fs.copy_on_write}, {"mount_point", fs.mount_point},
