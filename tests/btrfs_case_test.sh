@@ -71,6 +71,17 @@ check "datacow: names the NOCOW alternative" contains "$err" "chattr +C"
 check "datacow: warns once per open ($(count "$err" "copy-on-write filesystem") times)" \
   test "$(count "$err" "copy-on-write filesystem")" -eq 1
 
+echo "== C24: btrfs with data copy-on-write, settings already as advised"
+"$WALSEG" write --dir "$MNT/advised" --records 10 -c walseg.segment_size=1MB -c walseg.init_method=sparse \
+  -c walseg.recycle=off >/dev/null 2>"$WORK/err"
+rc=$?
+err=$(cat "$WORK/err")
+check "advised: write succeeds (rc=$rc)" test "$rc" -eq 0
+# The new-user trial: "...recycling forces read-modify-write of old blocks; or make the directory
+# NOCOW": an "or" after no advice.
+check "advised: no dangling 'or'" lacks "$err" "old blocks; or make"
+check "advised: NOCOW offered on its own" contains "$err" "to avoid both, make the directory NOCOW (chattr +C)"
+
 echo "== C24: btrfs directory made NOCOW (chattr +C before any file is created)"
 nocow=$MNT/nocow
 mkdir "$nocow" && chattr +C "$nocow"
@@ -81,6 +92,16 @@ err=$(cat "$WORK/err")
 check "nocow: write succeeds (rc=$rc)" test "$rc" -eq 0
 check "nocow: no copy-on-write warning" lacks "$err" "copy-on-write filesystem"
 check "nocow: segments inherit NOCOW" contains "$(lsattr "$nocow"/000000010000000000000001)" "C"
+
+# The new-user trial: bench in a NOCOW directory advised wal_recycle = on "; btrfs is not
+# copy-on-write", which btrfs is.
+mkdir "$MNT/nocow-bench" && chattr +C "$MNT/nocow-bench"
+out=$("$WALSEG" bench --dir "$MNT/nocow-bench" --phases create,write --segment-size 1MB --segments 1 \
+  --write-bytes 64kB 2>"$WORK/err")
+rc=$?
+check "nocow bench: succeeds (rc=$rc)" test "$rc" -eq 0
+check "nocow bench: does not call btrfs not copy-on-write" lacks "$out" "btrfs is not copy-on-write"
+check "nocow bench: says the directory is NOCOW" contains "$out" "this directory is NOCOW (chattr +C) on btrfs"
 
 echo "== C24: kill loop (SIGKILL soon after start, 20 runs)"
 loop=$MNT/killloop

@@ -47,8 +47,11 @@ Setting recycle(const FsInfo& fs, const std::vector<Row>& rows, const nlohmann::
   if (!fs.copy_on_write) {
     if (!rw) return {"", "not measured (the write phase's recycle row)"};
     const std::string rename = rc ? fmt::format("a rename, {} us median, ", cell(rc->lat.median)) : "";
-    return {"on", fmt::format("{}then commits in a written file, {} us p10; {} is not copy-on-write", rename,
-                              cell(rw->lat.p10), fs.type_name)};
+    // A NOCOW directory on btrfs is not copy-on-write; btrfs itself is (the new-user trial).
+    const std::string why = fs.nocow ? fmt::format("this directory is NOCOW (chattr +C) on {}, so its files are "
+                                                   "rewritten in place", fs.type_name)
+                                     : fmt::format("{} is not copy-on-write", fs.type_name);
+    return {"on", fmt::format("{}then commits in a written file, {} us p10; {}", rename, cell(rw->lat.p10), why)};
   }
   const double threshold = v.value("threshold_us", 0.0);
   const std::string measured =

@@ -43,7 +43,10 @@ void advise_for_filesystem(const Directory& dir, const Config& cfg) {
   // With both already as advised only the NOCOW alternative is left: worth a LOG, not a
   // WARNING against settings that are right (the new-user trial: bench's advice drew one).
   const LogLevel level = advice.empty() ? LogLevel::kLog : LogLevel::kWarning;
-  if (fs.type == FsType::kBtrfs) advice += "; or make the directory NOCOW (chattr +C) while it is empty";
+  // "or" only after an advice it is the alternative to (the new-user trial: "...old blocks; or").
+  if (fs.type == FsType::kBtrfs)
+    advice += advice.empty() ? "; to avoid both, make the directory NOCOW (chattr +C) while it is empty"
+                             : "; or make the directory NOCOW (chattr +C) while it is empty";
   log(level,
       fmt::format("directory \"{}\" is on {}, a copy-on-write filesystem: preallocation reserves "
                   "nothing lasting (rewritten blocks go to new space while the preallocated extent "
