@@ -200,6 +200,12 @@ read_back() {
   local rc
   "$WALSEG" recover --dir "$D" >"$WORK/recover.out" 2>&1
   rc=$?
+  # A cut before the first walseg.control was durable: no WAL, so no record (the check then
+  # counts every acknowledged one as lost).
+  if ((rc == 1)) && grep -q '^walseg: no WAL in ' "$WORK/recover.out"; then
+    : >"$WORK/dump.lsns"
+    return 0
+  fi
   if ((rc == 2)); then
     CORRUPTION_REPORTS=$((CORRUPTION_REPORTS + 1))  # torn unsynced blocks after a hole look so
   elif ((rc != 0)); then

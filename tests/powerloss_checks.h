@@ -131,6 +131,10 @@ inline std::string check_tool(walseg::TimeLineId tli, const std::string& wal_dir
   text << in.rdbuf();
   std::filesystem::remove(out_path);
   const std::string out = text.str();
+  // A cut before the first walseg.control was durable leaves no WAL, which recover reports as
+  // an error (status 1); right only when the reader found no record either.
+  if (raw.count == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 1 && out.find("no WAL in") != std::string::npos)
+    return "";
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || out.find("corruption: no") == std::string::npos)
     return "walseg recover fails or reports corruption after a power cut\n  " + out;
   const std::string end = "end of WAL: " + walseg::format_lsn(raw.stop.end_lsn) + "\n";

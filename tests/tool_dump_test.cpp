@@ -11,6 +11,8 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,6 +22,8 @@
 #include "tool_test_util.h"
 
 using namespace walseg_test;
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -198,6 +202,23 @@ BOOST_AUTO_TEST_CASE(ALimitSaysItStoppedTheDump) {
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(r.out.ends_with("stopped after 3 records (--limit 3)\n"), r.out);
   BOOST_TEST(!contains(r.out, "end of WAL"), r.out);
+}
+
+// New-user trial: recover on a directory that holds no WAL (a mistyped --dir) printed "end of
+// WAL: none ... corruption: no" and exited 0, which a script takes for a recovered WAL.
+BOOST_AUTO_TEST_CASE(ADirectoryWithoutAWal_IsAnErrorNotAnEmptyWal) {
+  fs::create_directories(dir + "/empty");
+  fs::create_directories(dir + "/other");
+  std::ofstream(dir + "/other/notes.txt") << "not WAL\n";
+  for (const std::string d : {"empty", "other"})
+    for (const std::string cmd : {"recover", "dump"}) {
+      auto r = run(cmd + " --dir '" + dir + "/" + d + "'");
+      BOOST_TEST(r.status == 1, cmd << " " << d << ": " << r.out << r.err);
+      BOOST_TEST(contains(r.err, "no WAL in \"" + dir + "/" + d + "\": it has no walseg.control"), cmd << ": " << r.err);
+      BOOST_TEST(!contains(r.out, "corruption: no"), cmd << ": " << r.out);
+      BOOST_TEST(!contains(r.out, "end of WAL"), cmd << ": " << r.out);
+    }
+  BOOST_TEST(fs::exists(dir + "/other/notes.txt"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -68,6 +68,17 @@ std::optional<WalReaderOptions> reader_options(const ReadArgs& a, std::uint64_t 
   return o;
 }
 
+// A directory without walseg.control (nor segments) holds no WAL: an error, as pg_waldump's
+// "could not locate WAL file", and not "end of WAL: none ... corruption: no" with status 0 (the
+// new-user trial: a mistyped --dir passed a script's recovery check).
+Error no_wal_here(const std::string& dir) {
+  return make_error(ENOENT, "read WAL", dir,
+                    fmt::format("no WAL in \"{}\": it has no {}, so it is not a walseg WAL directory, or no "
+                                "writer got as far as making one there (nothing was acknowledged in it); give "
+                                "--dir the directory walseg write made",
+                                dir, kControlFileName));
+}
+
 // Reading while a writer works on the directory would see its half-written tail as its end:
 // a shared lock keeps writers out but not other readers, and writes nothing (a read-only
 // copy or snapshot is read without one).
@@ -82,10 +93,7 @@ void run_dump(const ReadArgs& a) {
   const std::uint64_t given = segment_size_set_in(load_registry(a.settings));
   DirLock lock = lock_for_reading(a.dir);
   const auto options = reader_options(a, given);
-  if (!options) {
-    fmt::print("no WAL in \"{}\" (no {})\n", a.dir, kControlFileName);
-    return;
-  }
+  if (!options) throw no_wal_here(a.dir);
   std::optional<Lsn> lsn;
   if (!a.start.empty()) {
     lsn = parse_lsn(a.start);
@@ -155,10 +163,7 @@ void run_recover(const ReadArgs& a) {
   const std::uint64_t given = segment_size_set_in(load_registry(a.settings));
   DirLock lock = lock_for_reading(a.dir);
   const auto options = reader_options(a, given);
-  if (!options) {
-    fmt::print("end of WAL: none (no WAL in \"{}\": no {})\nrecords: 0\ncorruption: no\n", a.dir, kControlFileName);
-    return;
-  }
+  if (!options) throw no_wal_here(a.dir);
   RecoveryResult res = find_end_of_wal(a.dir, *options);
   fmt::print("end of WAL: {}\n", format_lsn(res.end_lsn));
   fmt::print("last record: {}\n", format_lsn(res.last_record_lsn));
