@@ -6,12 +6,15 @@
 #define BOOST_TEST_MODULE tool_refusal
 #include <boost/test/unit_test.hpp>
 
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "tool_test_util.h"
@@ -315,6 +318,52 @@ BOOST_AUTO_TEST_CASE(MessagesNameWhatIsWrong) {
   BOOST_TEST(w.status == 1);
   BOOST_TEST(contains(w.err, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"), w.err);
   BOOST_TEST(contains(run("ls --dir '" + wal + "'" + k1MB).out, "is a FIFO; walseg cannot use it"));
+}
+
+// Break-it round 18: walseg.lock, --json and --ack-log were opened (O_RDWR) and only then found
+// not to be regular files, so a device node's driver ran its open routine (a tape rewinds, a
+// watchdog starts) before the refusal. inotify's IN_OPEN says whether anything opened the name
+// (O_PATH, which opens nothing, raises none).
+BOOST_AUTO_TEST_CASE(ANonRegularFileUnderAnyNameWalsegWrites_IsRefusedWithoutBeingOpened) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  fs::remove(wal + "/walseg.lock");
+  BOOST_REQUIRE(::mkfifo((wal + "/walseg.lock").c_str(), 0600) == 0);
+  BOOST_REQUIRE(::mkfifo((dir + "/out.json").c_str(), 0600) == 0);
+  BOOST_REQUIRE(::mkfifo((dir + "/acks").c_str(), 0600) == 0);
+  fs::create_directories(dir + "/fifo-control");
+  BOOST_REQUIRE(::mkfifo((dir + "/fifo-control/walseg.control").c_str(), 0600) == 0);
+  const int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  BOOST_TEST_REQUIRE(in >= 0);
+  for (const std::string& p : {wal + "/walseg.lock", dir + "/out.json", dir + "/acks", dir + "/fifo-control/walseg.control"})
+    BOOST_TEST_REQUIRE(::inotify_add_watch(in, p.c_str(), IN_OPEN) >= 0, p);
+  auto opened = [&] {
+    alignas(struct inotify_event) char buf[4096];
+    int events = 0;
+    for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
+      for (char* p = buf; p < buf + n; p += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(p)->len)
+        if (reinterpret_cast<struct inotify_event*>(p)->mask & IN_OPEN) ++events;
+    return events;
+  };
+  BOOST_TEST_REQUIRE(opened() == 0);
+  const std::vector<std::pair<std::string, std::string>> cmds = {
+      {"write --dir '" + wal + "' --records 1" + k1MB, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
+      {"dump --dir '" + wal + "'", "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
+      {"recover --dir '" + wal + "'", "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
+      {"recover --dir '" + dir + "/fifo-control'", "walseg.control\" is damaged: it is not a regular file"},
+      {"write --dir '" + dir + "/fifo-control' --records 1" + k1MB, "walseg.control\" is damaged: it is not a regular file"},
+      {"write --dir '" + dir + "/other' --records 1 --ack-log '" + dir + "/acks'" + k1MB, "is not a regular file"},
+      {"bench --dir '" + dir + "' --phases create --methods none --segments 1 --segment-size 1MB --json '" + dir +
+           "/out.json'",
+       "is not a regular file"},
+  };
+  for (const auto& [cmd, says] : cmds) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status != 0, cmd << "\n" << r.out << r.err);
+    BOOST_TEST(contains(r.err, says), cmd << "\n" << r.err);
+    BOOST_TEST(opened() == 0, cmd << ": the name was opened before it was refused");
+  }
+  ::close(in);
 }
 
 BOOST_AUTO_TEST_CASE(LsLabelsWalsegsLeftoversAndListsADamagedDirectory) {

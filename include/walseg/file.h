@@ -38,6 +38,12 @@ class File {
   /// one used (the WAL never goes into another directory that took the name). Messages name
   /// dir.path_of(name). Throws Error("open").
   static File open_at(const Directory& dir, const std::string& name, int flags, mode_t mode = 0600);
+  /// Existing entry `name` of `dir`, opened with `flags` only if it is a regular file, without
+  /// opening anything else (open_regular.h: no device's open routine runs, no FIFO waits, a
+  /// symbolic link is not followed). Returns a File that is not open when the entry is not a
+  /// regular file; `found` says what it is (S_ISLNK: a symbolic link). Throws Error("open")
+  /// naming dir.path_of(name) for the rest (ENOENT: no such entry). One "open" failpoint.
+  static File open_at_if_regular(const Directory& dir, const std::string& name, int flags, struct stat& found);
   /// Opens this same file again with other flags (e.g. O_DIRECT, or buffered reads of an
   /// O_DIRECT file) through /proc/self/fd, so that neither a rename nor a new file under the
   /// old name can make it another file. Throws Error("open") naming path().

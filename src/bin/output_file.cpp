@@ -12,6 +12,7 @@
 #include "postgresql_dirs.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
+#include "walseg/open_regular.h"
 #include "walseg/wal_control.h"
 
 namespace walseg::tool {
@@ -65,7 +66,15 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   // Exclusively first, so that a file this run made is known (remove_if_unwritten).
   int fd = open_retrying(dfd, name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
   out.created_ = fd >= 0;
-  if (fd < 0 && errno == EEXIST) fd = open_retrying(dfd, name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | flags, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    // An existing name is opened only once it is known to be a regular file (break-it round 18:
+    // a device node was opened O_RDWR, its driver's open run, before "is not a regular file").
+    const RegularOpen r = open_if_regular(dfd, name.c_str(), O_RDWR | flags);
+    if (r.not_regular && S_ISLNK(r.st.st_mode)) throw refuse("is a symbolic link: give the path of the file itself");
+    if (r.not_regular) throw refuse("is not a regular file");
+    fd = r.fd;
+    errno = r.err;
+  }
   if (fd < 0) {
     if (errno == ELOOP) throw refuse("is a symbolic link: give the path of the file itself");
     throw std::runtime_error(fmt::format("could not open file \"{}\" for {}: {}", path, option, errno_text(errno)));

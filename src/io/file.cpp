@@ -14,6 +14,7 @@
 #include "walseg/error.h"
 #include "walseg/io_record.h"
 #include "walseg/made_files.h"
+#include "walseg/open_regular.h"
 
 namespace walseg {
 
@@ -53,6 +54,22 @@ File File::open_at(const Directory& dir, const std::string& name, int flags, mod
   const bool created = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
   if (created && made_files::active()) made_files::note_made(fd, dir.fd());
   return File(fd, path, created);
+}
+
+File File::open_at_if_regular(const Directory& dir, const std::string& name, int flags, struct stat& found) {
+  const std::string path = dir.path_of(name);
+  int err = inject("open");
+  RegularOpen r;
+  if (err == 0) {
+    r = open_if_regular(dir.fd(), name.c_str(), flags);
+    err = r.err;
+  }
+  done("open", path, err);
+  if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, r.fd, path, flags, 0, 0, 0, err);
+  if (err != 0) throw file_error(err, "open", path);
+  found = r.st;
+  if (r.not_regular) return File();
+  return File(r.fd, path, false);
 }
 
 File File::reopen(int flags) const {

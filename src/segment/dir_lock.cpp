@@ -33,20 +33,24 @@ OwnedFd open_dir_for_lock(const Directory& dir) {
 }
 
 // The lock file is walseg's own name, and it is written (the holder's PID): never through a
-// symbolic link, and never a file that has other names (a hard link to someone's file).
+// symbolic link, and never a file that has other names (a hard link to someone's file). An
+// existing one is opened only once it is known to be a regular file (break-it round 18: a
+// device node under the name was opened O_RDWR before it was refused).
 File open_lock_file(const Directory& dir, int flags) {
   const std::string path = dir.path_of(kLockFileName);
   File f;
-  try {
+  struct stat st{};
+  if ((flags & O_CREAT) != 0) {
     f = File::open_at(dir, kLockFileName, flags | O_NOFOLLOW | O_NONBLOCK, 0600);
-  } catch (const Error& e) {
-    if (e.errnum() != ELOOP) throw;
-    throw make_error(ELOOP, "open", path,
-                     fmt::format("could not open lock file \"{}\": it is a symbolic link, and walseg writes "
-                                 "its lock file; remove the link",
-                                 path));
+    st = f.stat();
+  } else {
+    f = File::open_at_if_regular(dir, kLockFileName, flags, st);
+    if (S_ISLNK(st.st_mode))
+      throw make_error(ELOOP, "open", path,
+                       fmt::format("could not open lock file \"{}\": it is a symbolic link, and walseg writes "
+                                   "its lock file; remove the link",
+                                   path));
   }
-  const struct stat st = f.stat();
   if (!S_ISREG(st.st_mode) || st.st_nlink > 1)
     throw make_error(EEXIST, "open", path,
                      fmt::format("could not use lock file \"{}\": it is {}, and walseg writes its lock file; "
@@ -54,6 +58,7 @@ File open_lock_file(const Directory& dir, int flags) {
                                  path, S_ISREG(st.st_mode) ? "a file with other names (hard links)"
                                        : S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
                                        : S_ISDIR(st.st_mode)  ? "a directory, not a regular file"
+                                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device node, not a regular file"
                                                               : "not a regular file"));
   return f;
 }
@@ -212,9 +217,10 @@ DirLock DirLock::acquire_shared(const Directory& dir) {
 
 std::optional<std::uint32_t> lock_file_pid(const Directory& dir) {
   try {
-    File f = File::open_at(dir, kLockFileName, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st{};
+    File f = File::open_at_if_regular(dir, kLockFileName, O_RDONLY, st);
     std::optional<std::uint32_t> pid;
-    if (S_ISREG(f.stat().st_mode) && holds_walseg_content(f, &pid)) return pid;
+    if (f.is_open() && holds_walseg_content(f, &pid)) return pid;
   } catch (const Error&) {
     // none, or not openable: no PID to go by
   }

@@ -96,15 +96,16 @@ namespace {
 std::optional<WalControl> read_control_named(const Directory& dir, const char* name) {
   const std::string path = dir.path_of(name);
   File f;
+  struct stat st{};
   try {
-    f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    // Opened only once known to be a regular file: a device node is not opened (open_regular.h).
+    f = File::open_at_if_regular(dir, name, O_RDONLY, st);
   } catch (const Error& e) {
     if (e.errnum() == ENOENT) return std::nullopt;
-    if (e.errnum() == ELOOP) damaged(path, "it is a symbolic link");
     throw;
   }
-  const struct stat st = f.stat();
-  if (!S_ISREG(st.st_mode)) damaged(path, "it is not a regular file");
+  if (S_ISLNK(st.st_mode)) damaged(path, "it is a symbolic link");
+  if (!f.is_open()) damaged(path, "it is not a regular file");
   // Written whole, always: any other size is not a file walseg wrote.
   if (static_cast<std::uint64_t>(st.st_size) != kControlFileBytes)
     damaged(path, fmt::format("it is {} bytes, expected {}", st.st_size, kControlFileBytes));
