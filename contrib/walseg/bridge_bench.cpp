@@ -150,7 +150,8 @@ bool walseg_fs_facts(const char* path, bool probe, int fallback, WalsegCancel ca
     out->auto_method = -1;
     if (!probe) {
       copy_text(out->auto_reason, sizeof out->auto_reason,
-                "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it");
+                "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it, "
+                "never in PostgreSQL's archive_status or summaries");
       return true;
     }
     // The two tests write, so a read-only or foreign directory gives facts without them.

@@ -234,24 +234,39 @@ walseg_bench(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* Whether directory `dir` is `top` or below it (both resolved paths). */
+static bool
+is_below(const char *dir, const char *top)
+{
+	size_t		n = strlen(top);
+
+	return strncmp(dir, top, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+}
+
 /*
  * Whether `path` (an existing directory) is pg_wal or below it, links resolved: the only place
  * walseg_fs_info() writes its probe files. pg_wal is where walseg writes anyway (and may be a
  * link to another disk, initdb -X); a probe elsewhere would create and fsync files in a
- * directory PostgreSQL does not own, or in the data directory's own subdirectories.
+ * directory PostgreSQL does not own, or in the data directory's own subdirectories; and
+ * never in PostgreSQL's own subdirectories of pg_wal: archive_status is the archiver's
+ * queue (break-it round 18: probe files were made and removed there), summaries PostgreSQL
+ * 17's WAL summaries.
  */
 static bool
-under_pg_wal(const char *path)
+may_probe(const char *path)
 {
 	char	   *dir = realpath(path, NULL);
 	char	   *wal = realpath(XLOGDIR, NULL);
 	bool		under = false;
 
-	if (dir != NULL && wal != NULL)
+	if (dir != NULL && wal != NULL && is_below(dir, wal))
 	{
-		size_t		n = strlen(wal);
+		char	   *status = psprintf("%s/archive_status", wal);
+		char	   *summaries = psprintf("%s/summaries", wal);
 
-		under = strncmp(dir, wal, n) == 0 && (dir[n] == '\0' || dir[n] == '/');
+		under = !is_below(dir, status) && !is_below(dir, summaries);
+		pfree(status);
+		pfree(summaries);
 	}
 	free(dir);
 	free(wal);
@@ -289,9 +304,9 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("\"%s\" is not a directory", path)));
 	build_tuple_desc(fcinfo, &desc);
-	if (under_pg_wal(path))
+	if (may_probe(path))
 		lock_bench("walseg_fs_info()");
-	if (!walseg_fs_facts(path, under_pg_wal(path), walseg_guc_fallocate_fallback(), query_cancel(),
+	if (!walseg_fs_facts(path, may_probe(path), walseg_guc_fallocate_fallback(), query_cancel(),
 						 &f, &err))
 		raise_error("walseg_fs_info", &err);
 	walseg_drain_library_log();

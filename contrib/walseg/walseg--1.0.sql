@@ -63,7 +63,8 @@ LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
 
 -- Filesystem facts of a directory (revoked from PUBLIC below; outside the data directory
 -- also pg_read_server_files' privileges); relative paths are in the data directory. The two
--- probes that write files (fallocate, auto's) run only in pg_wal or below it; elsewhere
+-- probes that write files (fallocate, auto's) run only in pg_wal or below it, never in its
+-- archive_status or summaries (PostgreSQL's own); elsewhere
 -- fallocate_supported and auto_method are NULL and auto_reason says why.
 CREATE FUNCTION walseg_fs_info(
     path text DEFAULT 'pg_wal',

@@ -46,7 +46,9 @@ SELECT directory, filesystem <> '' AS has_type FROM walseg_fs_info('base');
 -- The probes write files, so they run only in pg_wal or below it: 'base' gets the facts only.
 SELECT directory, fallocate_supported IS NULL AS not_tested, auto_method IS NULL AS not_probed,
        auto_reason FROM walseg_fs_info('base');
-SELECT directory, auto_method IS NOT NULL AS probed FROM walseg_fs_info('pg_wal/archive_status');
+-- Nor in PostgreSQL's own subdirectories of pg_wal: archive_status is the archiver's queue.
+SELECT directory, auto_method IS NOT NULL AS probed, fallocate_supported IS NULL AS not_tested
+  FROM walseg_fs_info('pg_wal/archive_status');
 SELECT * FROM walseg_fs_info('/nonexistent/walseg');
 SELECT * FROM walseg_fs_info('PG_VERSION');
 SELECT * FROM walseg_fs_info('');
