@@ -136,6 +136,9 @@ BOOST_AUTO_TEST_CASE(ABrokenFileIsSaidToBeThisWalsOnlyWhenItsFirstPageIs) {
   };
   BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "walseg's: "), r.out);
   BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "its first page is this WAL's"), r.out);
+  // The new-user trial: whether the name to bring it back under is free was not said.
+  BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "but the name 000000010000000000000001 is taken"), r.out);
+  BOOST_TEST(!contains(line_of("000000010000000000000001.broken"), "bring it back"), r.out);
   for (const char* n : {"000000010000000000000009.broken", "000000010000000000000001.broken.2",
                         "000000010000000000000003.broken"})
     BOOST_TEST_CONTEXT(n) {
@@ -146,6 +149,24 @@ BOOST_AUTO_TEST_CASE(ABrokenFileIsSaidToBeThisWalsOnlyWhenItsFirstPageIs) {
   BOOST_TEST(contains(line_of("000000010000000000000009.broken"), "no WAL page"), r.out);
   BOOST_TEST(contains(line_of("000000010000000000000001.broken.2"), "not a whole segment"), r.out);
   BOOST_TEST(contains(line_of("000000010000000000000003.broken"), "not this WAL's"), r.out);
+  // A segment of this WAL under another segment's name.
+  fs::copy_file(wal + "/000000010000000000000001", wal + "/000000010000000000000007.broken");
+  // And one whose name is free: a copy of the directory without segment 1.
+  const std::string copy = dir + "/copy";
+  fs::copy(wal, copy);
+  fs::rename(copy + "/000000010000000000000001", copy + "/000000010000000000000001.broken");
+  auto m = run("ls --dir '" + wal + "'");
+  auto c = run("ls --dir '" + copy + "'");
+  BOOST_TEST_REQUIRE(m.status == 0, m.err);
+  BOOST_TEST_REQUIRE(c.status == 0, c.err);
+  r = m;
+  BOOST_TEST(contains(line_of("000000010000000000000007.broken"),
+                      "but it is segment 000000010000000000000001's (timeline 1, LSN 0/100000), not 000000010000000000000007's"),
+             m.out);
+  BOOST_TEST(!contains(line_of("000000010000000000000007.broken"), "walseg's: "), m.out);
+  r = c;
+  BOOST_TEST(contains(line_of("000000010000000000000001.broken"), "and the name 000000010000000000000001 is free: README"),
+             c.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -80,9 +80,21 @@ std::string describe_broken(const Directory& dir, const std::string& name, const
   if (static_cast<std::uint64_t>(st.st_size) != control->segment_size_bytes)
     return fmt::format("{}; its first page is this WAL's, but it is {} bytes, not {}: not a whole segment", what,
                        st.st_size, control->segment_size_bytes);
-  return fmt::format("walseg's: {}; its first page is this WAL's ({}): README (walseg ls, *.broken) says how to "
-                     "bring it back",
-                     what, page_text(*p));
+  // The name to bring it back under is the one its first page says, and only if it is free (the
+  // new-user trial: ls did not say whether the name was taken, which README made the condition).
+  const std::string own = segment_file_name(p->header.timeline, p->header.page_addr / control->segment_size_bytes,
+                                            control->segment_size_bytes);
+  if (own != name.substr(0, kSegmentNameLength))
+    return fmt::format("{}; its first page is this WAL's, but it is segment {}'s (timeline {}, LSN {}), not {}'s: "
+                       "not a segment to bring back under this name",
+                       what, own, p->header.timeline, format_lsn(p->header.page_addr), name.substr(0, kSegmentNameLength));
+  if (struct stat taken{}; ::fstatat(dir.fd(), own.c_str(), &taken, AT_SYMLINK_NOFOLLOW) == 0)
+    return fmt::format("walseg's: {}; its first page is this WAL's ({}), but the name {} is taken: compare the two "
+                       "(walseg dump) before replacing either",
+                       what, page_text(*p), own);
+  return fmt::format("walseg's: {}; its first page is this WAL's ({}) and the name {} is free: README (walseg ls, "
+                     "*.broken) says how to bring it back",
+                     what, page_text(*p), own);
 }
 
 // Without a control file, nothing says what segment size the directory's WAL has: a file of
