@@ -134,4 +134,44 @@ BOOST_AUTO_TEST_CASE(ARefusedCreateLeavesNoDirectoryItMade) {
   BOOST_TEST(fs::is_empty(dir + "/mine"));
 }
 
+// New-user trial 3: a create that failed at run time (a full disk) on a new directory left a
+// walseg.control behind, a WAL without a segment whose segment size then held for every later
+// run. A new WAL whose first segment could not be made is taken back; one with a segment, or
+// an earlier WAL, stays as it was.
+BOOST_AUTO_TEST_CASE(ACreateThatFailsAtItsFirstSegment_LeavesNoNewWal) {
+  const std::string k1MB = "-c walseg.segment_size=1MB -c walseg.min_size=2MB";
+  auto names = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& n : v) s += n + " ";
+    return s;
+  };
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=ENOSPC*0", 1);
+  auto n = run("create --dir '" + dir + "/new' --method posix_fallocate " + k1MB);
+  fs::create_directories(dir + "/mine");
+  auto m = run("create --dir '" + dir + "/mine' --method posix_fallocate " + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(n.status == 1, n.err);
+  BOOST_TEST(contains(n.err, "No space left on device"), n.err);
+  BOOST_TEST(contains(n.err, "removed walseg.control from \"" + dir + "/new\" again"), n.err);
+  BOOST_TEST(!fs::exists(dir + "/new"), names(entries(dir + "/new")));
+  BOOST_TEST(m.status == 1, m.err);
+  BOOST_TEST(fs::is_empty(dir + "/mine"), names(entries(dir + "/mine")));
+  // The second segment failing: the first one is made, so the WAL stays.
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=ENOSPC@2*0", 1);
+  auto two = run("create --dir '" + dir + "/two' --method posix_fallocate --count 2 " + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(two.status == 1, two.err);
+  BOOST_TEST(fs::exists(dir + "/two/walseg.control"));
+  BOOST_TEST(fs::exists(dir + "/two/000000010000000000000001"));
+  // An existing WAL keeps its control file when create fails.
+  BOOST_TEST_REQUIRE(run("write --dir '" + dir + "/wal' --records 3 " + k1MB).status == 0);
+  const auto before = entries(dir + "/wal");
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=ENOSPC*0", 1);
+  auto w = run("create --dir '" + dir + "/wal' --method posix_fallocate --start 9 " + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(entries(dir + "/wal") == before, names(entries(dir + "/wal")));
+  BOOST_TEST(run("recover --dir '" + dir + "/wal'").status == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

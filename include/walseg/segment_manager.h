@@ -148,6 +148,14 @@ class SegmentManager {
   /// has its name (nothing is replaced), or the creation's error.
   CreateReport create_now(TimeLineId tli, SegNo segno);
 
+  /// For a command whose first creation failed (walseg create on a full disk): when this
+  /// opening made a new WAL (open wrote its walseg.control) and nothing has been created since,
+  /// removes that control file (only if the name still holds the file open wrote) and the
+  /// walseg.lock this opening made, then fsyncs the directory, so that the failed command
+  /// leaves the directory as it found it. Returns whether it did. Call with no preallocator
+  /// running (background = false). Never throws: a failure is logged and the WAL stays.
+  bool abandon_new_wal() noexcept;
+
   /// Segment `segno` if it is already complete and ready (made by the pool or recycled),
   /// without creating it, waiting, or moving the write position: for a writer that opens its
   /// next segment early. Never throws for an absent segment (nullopt).
@@ -243,6 +251,8 @@ class SegmentManager {
 
   Config cfg_;
   bool background_;
+  /// open wrote a new WAL's control file, this file (abandon_new_wal removes only it).
+  std::optional<struct stat> new_control_file_;
   Directory dir_;
   DirLock lock_;
   mutable std::mutex control_mu_;  ///< guards control_ and its file; never taken inside mu_

@@ -142,10 +142,20 @@ void run_create(const CreateArgs& a) {
   mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
   MadeDirectory made(a.dir);
   SegmentManager m(made.open(), mo);
-  made.keep();
   for (int i = 0; i < a.count; ++i) {
     const SegNo segno = a.start + static_cast<SegNo>(i);
-    CreateReport r = m.create_now(a.timeline, segno);
+    CreateReport r;
+    try {
+      r = m.create_now(a.timeline, segno);
+    } catch (...) {
+      // A new WAL in which not even the first segment could be made is taken back, and the
+      // directory too if this run made it (the new-user trial: a full disk left a new
+      // walseg.control behind, which fixed the next run's segment size).
+      if (i == 0 && m.abandon_new_wal()) throw;
+      made.keep();
+      throw;
+    }
+    made.keep();
     if (i == 0) fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
     fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", r.name, to_string(r.alloc.used),
                r.alloc.size_bytes, r.alloc.allocated_bytes, r.times.total_us);

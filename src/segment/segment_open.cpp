@@ -1,6 +1,8 @@
 // SegmentManager's opening of a directory: the control file, the checks that refuse a WAL the
 // settings or foreign files contradict, and the books from the scan
 // (include/walseg/segment_manager.h).
+#include <fcntl.h>
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -126,7 +128,35 @@ void SegmentManager::write_new_control() {
     scan_.removed_temps.push_back(kControlTempFileName);
     log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir_.path_of(kControlTempFileName)));
   }
+  if (struct stat st{}; ::fstatat(dir_.fd(), kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0) new_control_file_ = st;
   log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(control_)));
+}
+
+bool SegmentManager::abandon_new_wal() noexcept {
+  try {
+    {
+      std::lock_guard lk(mu_);
+      if (!new_control_file_ || !created_by_method_.empty() || thread_.joinable()) return false;
+    }
+    std::lock_guard lk(control_mu_);
+    // Through the descriptor the directory was opened by, and only the file open wrote: one
+    // moved onto the name since is someone's.
+    if (!dir_.names_file(kControlFileName, *new_control_file_)) {
+      log(LogLevel::kLog, fmt::format("left \"{}\" as it is: it is no longer the control file this open wrote",
+                                      dir_.path_of(kControlFileName)));
+      return false;
+    }
+    dir_.unlink(kControlFileName, true);
+    new_control_file_.reset();
+    dir_.fsync();
+    lock_.remove_if_made(dir_);
+    log(LogLevel::kLog, fmt::format("removed {} from \"{}\" again: no segment was made in the new WAL",
+                                    kControlFileName, dir_.path()));
+    return true;
+  } catch (const std::exception& e) {
+    log(LogLevel::kLog, fmt::format("kept the new WAL in \"{}\": {}", dir_.path(), e.what()));
+    return false;
+  }
 }
 
 // Called after the scan, before anything is made or removed: what the writer may need must
