@@ -71,6 +71,14 @@ check "datacow: names the NOCOW alternative" contains "$err" "chattr +C"
 check "datacow: warns once per open ($(count "$err" "copy-on-write filesystem") times)" \
   test "$(count "$err" "copy-on-write filesystem")" -eq 1
 
+# The new-user trial: create's advice named walseg.init_method, though create takes --method.
+"$WALSEG" create --dir "$MNT/created" --method zero_write -c walseg.segment_size=1MB >/dev/null 2>"$WORK/err"
+rc=$?
+err=$(cat "$WORK/err")
+check "create: succeeds (rc=$rc)" test "$rc" -eq 0
+check "create: advises its own option" contains "$err" "use --method sparse (now zero_write)"
+check "create: does not advise the setting" lacks "$err" "set walseg.init_method"
+
 echo "== C24: btrfs with data copy-on-write, settings already as advised"
 "$WALSEG" write --dir "$MNT/advised" --records 10 -c walseg.segment_size=1MB -c walseg.init_method=sparse \
   -c walseg.recycle=off >/dev/null 2>"$WORK/err"

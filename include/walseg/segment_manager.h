@@ -116,6 +116,9 @@ class SegmentManager {
     /// throws leaves the directory as it was (but for init_method = auto's probe) and is
     /// thrown by the constructor. Called on the constructing thread.
     std::function<void(SegmentManager&)> before_changes;
+    /// How the opening's advice names the init method to set: "walseg.init_method = sparse";
+    /// walseg create gives "--method" ("--method sparse"), its user's way to choose it.
+    std::string init_method_option = "walseg.init_method";
   };
 
   /// Opens (creating if missing) the WAL directory `dir`. Throws walseg::Error: the lock is held
@@ -251,6 +254,7 @@ class SegmentManager {
 
   Config cfg_;
   bool background_;
+  std::string init_method_option_;  ///< Options::init_method_option
   /// open wrote a new WAL's control file, this file (abandon_new_wal removes only it).
   std::optional<struct stat> new_control_file_;
   Directory dir_;

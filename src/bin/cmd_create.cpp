@@ -138,6 +138,7 @@ void run_create(const CreateArgs& a) {
   mo.config = cfg;
   mo.background = false;
   mo.new_timeline = a.timeline;
+  mo.init_method_option = "--method";  // the new-user trial: create's advice named the setting
   // Refused before the manager changes anything (a new WAL's control file, leftovers).
   mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
   MadeDirectory made(a.dir);

@@ -21,7 +21,7 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 
 // Copy-on-write filesystems make both preallocation and recycling pointless or harmful: say so
 // once, when the directory is opened.
-void advise_for_filesystem(const Directory& dir, const Config& cfg) {
+void advise_for_filesystem(const Directory& dir, const Config& cfg, const std::string& method_option) {
   FsInfo fs = fs_info(dir.path());
   // Methods that reserve nothing move "out of space" from segment creation to a commit's
   // write (case C05); on a memory-backed filesystem that limit is small and easy to reach.
@@ -38,7 +38,9 @@ void advise_for_filesystem(const Directory& dir, const Config& cfg) {
   const bool reserves = cfg.init_method != InitMethod::kSparse && cfg.init_method != InitMethod::kNone;
   std::string advice;
   if (reserves)
-    advice += fmt::format("; set walseg.init_method = sparse (now {})", to_string(cfg.init_method));
+    advice += method_option.rfind("--", 0) == 0
+                  ? fmt::format("; use {} sparse (now {})", method_option, to_string(cfg.init_method))
+                  : fmt::format("; set {} = sparse (now {})", method_option, to_string(cfg.init_method));
   if (cfg.recycle) advice += "; set walseg.recycle = off";
   // With both already as advised only the NOCOW alternative is left: worth a LOG, not a
   // WARNING against settings that are right (the new-user trial: bench's advice drew one).
@@ -62,6 +64,7 @@ SegmentManager::SegmentManager(const std::string& dir, Options opts)
 SegmentManager::SegmentManager(Directory dir, Options opts)
     : cfg_(opts.config),
       background_(opts.background),
+      init_method_option_(opts.init_method_option),
       dir_(std::move(dir)),
       lock_(DirLock::acquire(dir_)) {
   try {
@@ -98,7 +101,7 @@ void SegmentManager::open(const Options& opts) {
   if (new_wal) write_new_control();
   remove_leftover_temps(dir_, scan_, control_);
   clean_up_scan();
-  advise_for_filesystem(dir_, cfg_);
+  advise_for_filesystem(dir_, cfg_, init_method_option_);
   fill_books();
   if (background_) start_preallocator();
 }
