@@ -174,4 +174,16 @@ BOOST_AUTO_TEST_CASE(ACreateThatFailsAtItsFirstSegment_LeavesNoNewWal) {
   BOOST_TEST(run("recover --dir '" + dir + "/wal'").status == 0);
 }
 
+// Break-it round 19: after the last segment number, the refusal said "use --start
+// 17592186044416", a number that is itself refused.
+BOOST_AUTO_TEST_CASE(AtTheLastSegmentNumber_TheRefusalSuggestsNoNumberPastIt) {
+  const std::string k1MB = "-c walseg.segment_size=1MB -c walseg.min_size=2MB";
+  BOOST_TEST_REQUIRE(run("write --dir '" + dir + "/wal' --records 3 " + k1MB).status == 0);
+  BOOST_TEST_REQUIRE(run("create --dir '" + dir + "/wal' --start 17592186044415 " + k1MB).status == 0);
+  auto r = run("create --dir '" + dir + "/wal' --start 17592186044415 " + k1MB);
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(!contains(r.err, "--start 17592186044416"), r.err);
+  BOOST_TEST(contains(r.err, "no later segment number exists with 1MB segments (the last is 17592186044415): use a later --timeline"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -69,6 +69,16 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
     if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
       highest = std::max(highest.value_or(0), n->segno);
   auto suggestion = [&](SegNo first_free) { return highest ? std::max(first_free, *highest + 1) : first_free; };
+  // Never a number that is itself refused (break-it round 19: after the last segment number,
+  // "use --start 17592186044416" named one past it).
+  const SegNo last_segno = UINT64_MAX / segment_size;
+  auto use_start = [&](SegNo first_free, const char* how) {
+    const SegNo n = suggestion(first_free);
+    if (n > last_segno)
+      return fmt::format("no later segment number exists with {} segments (the last is {}): use a later --timeline",
+                         format_size(segment_size), last_segno);
+    return fmt::format("use --start {}{}", n, how);
+  };
   // Another timeline's segments are ahead of the WAL too: a switch to it branches where the WAL
   // ends, so below that they can never be written (break-it round 16 L5: `--timeline 2 --start
   // 0` on a timeline-1 WAL was made, and so could be 1,000,000 of them). An older timeline is
@@ -98,10 +108,10 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
                              segment_file_name(control.timeline, *last_wal, segment_size));
       throw make_error(EINVAL, "create", a.dir,
                        fmt::format("segment {}{} is not ahead of the WAL in \"{}\" ({}); nothing was created. "
-                                   "create makes future segments only: use --start {} or higher",
+                                   "create makes future segments only: {}",
                                    a.start,
                                    a.timeline == control.timeline ? "" : fmt::format(" of timeline {}", a.timeline),
-                                   a.dir, where, suggestion(first_free)));
+                                   a.dir, where, use_start(first_free, " or higher")));
     }
   }
   for (int i = 0; i < a.count; ++i) {
@@ -109,8 +119,8 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
     if (!m.directory().exists(name)) continue;
     throw make_error(EEXIST, "create", m.directory().path_of(name),
                      fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
-                                 "Segments of timeline {} go up to {}: use --start {} for new ones after them",
-                                 name, a.dir, a.timeline, *highest, suggestion(a.start)));
+                                 "Segments of timeline {} go up to {}: {}",
+                                 name, a.dir, a.timeline, *highest, use_start(a.start, " for new ones after them")));
   }
 }
 
