@@ -242,6 +242,13 @@ BOOST_AUTO_TEST_CASE(Verdict_AMethodThatFellBackIsNeverRecommended_WhatRanIs) {
   std::smatch m;
   BOOST_TEST_REQUIRE(std::regex_search(r.out, m, std::regex("\\n  fell back on this filesystem[^\\n]*\\n")), r.out);
   BOOST_TEST(contains(m[0], "posix_fallocate ran as zero_write, fallocate_keep_size ran as none"), m[0]);
+  // auto's probe (the verdict's auto line) fell back the same way: its reason listed "zero_write"
+  // and "none" twice each (the new-user trial on ext2); it names each method as asked.
+  BOOST_TEST_REQUIRE(v.contains("auto"), v.dump());
+  const std::string reason = v["auto"]["reason"].get<std::string>();
+  BOOST_TEST(contains(reason, "; posix_fallocate as zero_write: create "), reason);
+  BOOST_TEST(contains(reason, "; fallocate_keep_size as none: create "), reason);
+  BOOST_TEST(contains(r.err, "posix_fallocate as zero_write: create "), r.err);  // its LOG line
 }
 
 // The new-user trial: the prealloc_segments advice came from the switch phase's 1MB segments

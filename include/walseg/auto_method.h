@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,6 +70,9 @@ struct ProbeResult {
   double commit_p10_us = 0;  ///< what the rule compares
   double commit_median_us = 0;
   double commit_p99_us = 0;
+  /// The method the probe asked for, when it fell back to `method` (posix_fallocate on ext2
+  /// runs as zero_write): the reason then names both, as bench's verdict does.
+  std::optional<InitMethod> asked;
 };
 
 struct AutoDecision {
