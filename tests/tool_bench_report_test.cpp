@@ -328,4 +328,19 @@ BOOST_AUTO_TEST_CASE(TheJsonSaysEverythingTheRunWasAskedFor) {
   BOOST_TEST(!contains(r.out.substr(table), "null"), r.out);
 }
 
+// New-user trial 3: the switch, commit and append phases' scratch WALs each put a "LOG:  created
+// walseg.control in .../switch/pooled" line on stderr, between the tables, about nothing the
+// user made. Their WARNINGs (about the filesystem) still print.
+BOOST_AUTO_TEST_CASE(TheScratchWalsOfThePhasesLogNothing) {
+  auto r = run("bench --dir '" + dir + "' --phases switch,commit,append --switch-boundaries 8 --clients 1"
+               " --commit-seconds 0.2 --segment-size 1MB -c walseg.init_method=sparse");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(!contains(r.err, "LOG:  created walseg.control"), r.err);
+  BOOST_TEST(!contains(r.err, "LOG:  WAL in "), r.err);
+  // A write outside bench still says it made a WAL.
+  auto w = run("write --dir '" + dir + "/w' --records 1 -c walseg.segment_size=1MB -c walseg.min_size=2MB");
+  BOOST_TEST_REQUIRE(w.status == 0, w.err);
+  BOOST_TEST(contains(w.err, "LOG:  created walseg.control"), w.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -21,6 +21,7 @@
 
 #include "bench.h"
 #include "bench_advice.h"
+#include "bench_log.h"
 #include "bench_space.h"
 #include "bench_tables.h"
 #include "bench_verdict.h"
@@ -197,6 +198,8 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   }
   for (const auto& p : phases) {
     print_phase_head(s, p);
+    std::optional<BenchLogWarningsOnly> quiet;
+    if (p == "switch" || p == "commit" || p == "append") quiet.emplace();
     auto got = p == "create"   ? bench_create(s, scratch)
                : p == "write"  ? bench_write(s, scratch)
                : p == "switch" ? bench_switch(wal_s, scratch)
