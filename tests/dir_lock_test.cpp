@@ -261,11 +261,43 @@ BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_un
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_left_empty_or_zeroed_by_a_crash_is_taken_over) {
-  for (const std::string& content : {std::string(), std::string(7, '\0'), std::string("123\n")}) {
+  for (const std::string& content : {std::string(), std::string(7, '\0')}) {
     put_file(dir / "walseg.lock", content);
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
     BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+    BOOST_TEST(lock.earlier_writer_pids().empty());
+  }
+}
+
+// Break-it round 18 F4b: the earlier writers stay listed after the holder until the opener has
+// removed their leftovers (forget_earlier_writers), so that a crash in between leaves them
+// named; at most kMaxLockFilePids lines, the oldest dropped.
+BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten) {
+  const std::string me = std::to_string(::getpid());
+  put_file(dir / "walseg.lock", "123\n77\n");
+  {
+    Directory d = Directory::open(dir.path());
+    DirLock lock = DirLock::acquire(d);
+    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n123\n77\n");
+    BOOST_TEST(lock.earlier_writer_pids() == (std::vector<std::uint32_t>{123, 77}), boost::test_tools::per_element());
+    BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{static_cast<std::uint32_t>(::getpid()), 123, 77}),
+               boost::test_tools::per_element());
+    lock.forget_earlier_writers();
+    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n");
+  }
+  put_file(dir / "walseg.lock", "1\n2\n3\n4\n");
+  {
+    Directory d = Directory::open(dir.path());
+    DirLock lock = DirLock::acquire(d);
+    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n1\n2\n3\n");  // the oldest dropped
+  }
+  // More lines than walseg writes, or an empty line, is someone's file.
+  for (const std::string& content : {std::string("1\n2\n3\n4\n5\n"), std::string("1\n\n2\n")}) {
+    put_file(dir / "walseg.lock", content);
+    Directory d = Directory::open(dir.path());
+    BOOST_CHECK_THROW(DirLock::acquire(d), Error);
+    BOOST_TEST(file_text(dir / "walseg.lock") == content);
   }
 }
 

@@ -47,7 +47,9 @@ constexpr std::uint32_t kLastWriterPid = 4242;
 // What SegmentManager does at open and start: survey, then remove the leftover temps.
 ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode,
                           std::optional<std::uint32_t> last_writer_pid = kLastWriterPid) {
-  ScanReport r = survey_wal_directory(d, c, append_mode, false, last_writer_pid);
+  std::vector<std::uint32_t> pids;
+  if (last_writer_pid) pids.push_back(*last_writer_pid);
+  ScanReport r = survey_wal_directory(d, c, append_mode, false, pids);
   remove_leftover_temps(d, r, c);
   return r;
 }
@@ -276,7 +278,7 @@ BOOST_AUTO_TEST_CASE(only_the_last_writers_temporary_files_are_leftovers) {
   BOOST_TEST(list_names(dir.path()) == (std::vector<std::string>{"xlogtemp.777", "xlogtemp.777.1"}),
              boost::test_tools::per_element());
   BOOST_TEST(logs.count(LogLevel::kLog, "leaving \"" + dir.path() + "/xlogtemp.777\" alone: temporary file not named for "
-                                        "process 4242, the last writer walseg.lock names") == 1u);
+                                        "process 4242, the writer walseg.lock names") == 1u);
   // No PID to go by (a lock file never written): nothing is a leftover.
   ScanReport none = scan_and_clean(d, c1, false, std::nullopt);
   BOOST_TEST(none.removed_temps.empty());

@@ -158,11 +158,15 @@ inline std::string reopen_and_resume(const Recording& r, walseg::TimeLineId tli,
     // the file for good). By the state's files, before anything opens them.
     if (std::filesystem::is_directory(wal_dir)) {
       const walseg::Directory d = walseg::Directory::open(wal_dir);
-      const std::optional<std::uint32_t> holder = walseg::lock_file_pid(d);
+      const std::vector<std::uint32_t> pids = walseg::lock_file_pids(d);
       for (const auto& e : d.list())
-        if (const auto t = walseg::parse_temp_file_name(e.name); t && (!holder || t->pid != *holder))
+        if (const auto t = walseg::parse_temp_file_name(e.name);
+            t && std::find(pids.begin(), pids.end(), t->pid) == pids.end()) {
+          std::string named;
+          for (auto p : pids) named += " " + std::to_string(p);
           return "a power cut left a temporary file walseg.lock does not name the writer of\n  " + e.name +
-                 ", walseg.lock's PID: " + (holder ? std::to_string(*holder) : std::string("none"));
+                 ", walseg.lock's PIDs:" + (named.empty() ? std::string(" none") : named);
+        }
     }
     auto wal = walseg::Wal::open(wal_dir, r.cfg);  // on the control file's timeline, as a user opens it
     const walseg::RecoveryResult& rec = wal->recovery();

@@ -600,4 +600,39 @@ BOOST_AUTO_TEST_CASE(BreakIt10_F5_ATempNamedFileFromBeforeTheFirstOpenIsNeverRem
   BOOST_TEST(fs::exists(wal + "/xlogtemp.42"));
 }
 
+// Break-it round 18 F4b: writer A killed mid-fill leaves xlogtemp.<A>; writer B, killed before
+// it removed them (at its first unlink), had already replaced A's PID in walseg.lock with its
+// own, so every later writer left A's file alone for good. B now lists A after itself until
+// A's leftovers are gone.
+BOOST_AUTO_TEST_CASE(AWriterKilledBeforeItsCleanUp_LeavesTheEarlierCrashsLeftoversRemovable) {
+  const std::string wal = dir + "/wal";
+  const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  ::setenv("WALSEG_FAILPOINTS", "alloc.half_fill=crash", 1);
+  auto a = run("write --dir '" + wal + "' --records 3000 --record-size 1kB" + k1MB);
+  ::setenv("WALSEG_FAILPOINTS", "unlink=crash", 1);
+  auto b = run("write --dir '" + wal + "' --records 1" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(a.status == 86, a.err);
+  BOOST_TEST_REQUIRE(b.status == 86, b.err);
+  std::vector<std::string> temps;
+  for (const auto& n : entries(wal))
+    if (n.rfind("xlogtemp.", 0) == 0) temps.push_back(n);
+  BOOST_TEST_REQUIRE(temps.size() == 1u);  // A's, half-filled; B died at its removal
+  auto l = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(l.out, temps[0]), l.out);
+  BOOST_TEST(contains(l.out, "temp leftover (removed when a writer opens the directory)"), l.out);
+  auto c = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST_REQUIRE(c.status == 0, c.err);
+  BOOST_TEST(contains(c.err, "removed leftover temporary file \"" + wal + "/" + temps[0] + "\""), c.err);
+  for (const auto& n : entries(wal)) BOOST_TEST(n.rfind("xlogtemp.", 0) != 0, n);
+  // Once they are removed, walseg.lock names its last writer alone again.
+  std::ifstream in(wal + "/walseg.lock");
+  std::string first, second;
+  std::getline(in, first);
+  BOOST_TEST(!first.empty());
+  BOOST_TEST(!std::getline(in, second), second);
+  BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,7 +8,12 @@
 // Readers take shared locks instead.
 //
 // walseg.lock is walseg's only if it holds what walseg writes there: nothing (a holder killed
-// between creating and writing it) or one PID line. Any other content is someone's file: the
+// between creating and writing it), zeros (a power cut that kept its size, not its bytes), or
+// up to kMaxLockFilePids PID lines: the holder's, then those of earlier writers whose crash
+// leftovers (xlogtemp.<pid>) may still be in the directory. A writer lists its predecessors
+// until it has removed their leftovers (forget_earlier_writers), so that a second crash in
+// between does not leave the first one's files for good (break-it round 18 F4b: a writer
+// killed before its clean-up replaced the only PID that named them). Any other content is someone's file: the
 // lock refuses and changes nothing. The file is only truncated and rewritten once both locks
 // are held, never through a symbolic link nor when it has other names (hard links).
 //
@@ -19,9 +24,11 @@
 // Directory passed in need not outlive the lock (it keeps its own descriptors).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "walseg/directory.h"
 #include "walseg/file.h"
@@ -30,15 +37,18 @@
 namespace walseg {
 
 inline constexpr const char* kLockFileName = "walseg.lock";
+/// At most this many PID lines: the holder and the writers before it still listed.
+inline constexpr std::size_t kMaxLockFilePids = 4;
 
 class DirLock {
  public:
   /// Locks `dir` for a writer: an exclusive flock on the directory and on walseg.lock
-  /// (created if missing), then writes this PID into walseg.lock. Throws walseg::Error:
+  /// (created if missing), then writes this PID into walseg.lock, followed by the PIDs it
+  /// held (earlier_writer_pids, the oldest dropped past kMaxLockFilePids), and fdatasyncs it. Throws walseg::Error:
   /// EWOULDBLOCK with `could not lock directory "D": it is in use by process PID` when
   /// another process (or another DirLock of this one) holds it, without creating or writing
   /// anything; EEXIST (ELOOP for a symbolic link), changing nothing, when walseg.lock has other hard
-  /// links, is not a regular file or holds anything but a PID line; the open, flock or write
+  /// links, is not a regular file or holds anything but PID lines; the open, flock or write
   /// error otherwise.
   static DirLock acquire(Directory& dir);
   /// For readers (recover, dump): a shared flock on the directory (and on an existing lock
@@ -49,10 +59,16 @@ class DirLock {
   /// directory.
   static DirLock acquire_shared(const Directory& dir);
 
-  /// The PID walseg.lock held when acquire() took it, before this process wrote its own: the
-  /// last writer, whose crash is what leaves temporary files behind (dir_scan.h removes only
-  /// that process's). nullopt for a new or empty lock file, and for shared locks.
-  std::optional<std::uint32_t> previous_holder_pid() const { return previous_pid_; }
+  /// The PIDs walseg.lock held when acquire() took it, before this process wrote its own: the
+  /// last writer first, then the earlier ones it still listed; their crashes are what leave
+  /// temporary files behind (dir_scan.h removes only those processes'). Empty for a new or
+  /// empty lock file, and for shared locks.
+  const std::vector<std::uint32_t>& earlier_writer_pids() const { return previous_pids_; }
+  /// The opener removed every leftover of earlier_writer_pids(): walseg.lock names this
+  /// process alone from now on (rewritten and fdatasynced, through the descriptor this lock
+  /// holds). Nothing when it named no earlier writer. Throws walseg::Error from the write or
+  /// the sync (walseg.lock then still lists them, which only keeps their leftovers removable).
+  void forget_earlier_writers();
   /// Whether walseg.lock was there before acquire() (a walseg opener used the directory before,
   /// even if a power cut lost the PID it wrote); false for a lock file this lock made.
   bool lock_file_existed() const { return !made_ && file_.is_open(); }
@@ -73,13 +89,16 @@ class DirLock {
   OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
   File file_;
   bool made_ = false;  ///< acquire created walseg.lock
-  std::optional<std::uint32_t> previous_pid_;
+  std::vector<std::uint32_t> previous_pids_;
   std::string previous_text_;  ///< walseg.lock's bytes before this lock rewrote them
 };
 
-/// The PID in `dir`'s walseg.lock as walseg writes it (one decimal line), read without locking
-/// or changing anything: the holder if one runs, else the last writer. nullopt when there is no
-/// such file or it holds anything else. Never throws.
+/// The PIDs in `dir`'s walseg.lock as walseg writes them (decimal lines), read without locking
+/// or changing anything: the holder if one runs, else the last writer, then the earlier
+/// writers still listed. Empty when there is no such file or it holds anything else (or
+/// zeros). Never throws.
+std::vector<std::uint32_t> lock_file_pids(const Directory& dir);
+/// lock_file_pids(dir)'s first: the holder, or the last writer. Never throws.
 std::optional<std::uint32_t> lock_file_pid(const Directory& dir);
 
 }  // namespace walseg

@@ -94,12 +94,12 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 /// complete segments. control_is_new: the caller has just written the directory's first
 /// control file (see above). Throws walseg::Error for listing, stat or read failures (path,
 /// errno text), and EEXIST for a walseg.control.tmp that is not walseg's (check_control_temp).
-/// last_writer_pid: walseg.lock's PID before this opening (temp_file_left_alone_reason);
+/// earlier_writer_pids: walseg.lock's PIDs before this opening (temp_file_left_alone_reason);
 /// lock_existed: walseg.lock was there before this opening: with control_is_new and without
 /// it, no walseg crash can have left a walseg.control.tmp, and one there is refused (EEXIST).
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new = false,
-                                std::optional<std::uint32_t> last_writer_pid = std::nullopt,
+                                const std::vector<std::uint32_t>& earlier_writer_pids = {},
                                 bool lock_existed = true);
 
 /// Removes report's leftover_temps that are still the files surveyed and still hold only what
@@ -134,18 +134,19 @@ bool is_this_wals_segment(File& f, const WalControl& control);
 
 /// Why the file `name` with a temporary name (xlogtemp.<pid>[.<n>]), whose lstat is `st`, is
 /// not a leftover a writer's open removes from the WAL `control` describes, or nullopt when it
-/// is one: a plain file (no other link) named for `last_writer_pid` (walseg.lock's PID before
-/// this opening: the writer whose crash left it), born after walseg.lock, holding only what
+/// is one: a plain file (no other link) named for one of `earlier_writer_pids` (walseg.lock's
+/// PIDs before this opening: the last writer, and those before it whose leftovers were not yet
+/// removed, whose crash left it), born after walseg.lock, holding only what
 /// walseg writes under such a name (zeros, its ready stamp, the auto probe's commits).
 /// The PID is what a copy of the directory keeps (break-it round 16 F1: rsync gave a user's
 /// zero-filled xlogtemp.4242 a birth time after the copied walseg.lock, and the copy's first
-/// writer removed it); nullopt there leaves every temporary file alone. control_is_new: the
+/// writer removed it); none there leaves every temporary file alone. control_is_new: the
 /// opening just made the control file, so nothing here is walseg's. The scan's own test, and
 /// `walseg ls`'s label. Never throws.
 std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, const std::string& name,
                                                        const struct stat& st, const WalControl& control,
                                                        bool control_is_new,
-                                                       std::optional<std::uint32_t> last_writer_pid);
+                                                       const std::vector<std::uint32_t>& earlier_writer_pids);
 
 /// What a directory without walseg.control that holds segment files most likely is, for the
 /// refusal's message: " It looks like PostgreSQL's pg_wal (...): ..." when it bears one of

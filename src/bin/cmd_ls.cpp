@@ -196,7 +196,7 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   // Its words too (round 16 L2: a zero-filled file left for its birth time was said to hold
   // "bytes walseg never writes there").
   if (info.kind == WalFileKind::kTempFile) {
-    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pid(dir));
+    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pids(dir));
     return why ? fmt::format("not walseg's: a temporary file {} (left alone)", *why)
                : std::string("temp leftover (removed when a writer opens the directory)");
   }

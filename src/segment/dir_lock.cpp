@@ -21,7 +21,8 @@ namespace {
 
 // Longer than any PID line walseg writes ("4194304\n" at most on Linux, 20 digits for any
 // 64-bit number): a larger lock file is not walseg's.
-constexpr std::size_t kMaxLockFileBytes = 32;
+// kMaxLockFilePids lines of at most 10 digits and a newline, with room to spare.
+constexpr std::size_t kMaxLockFileBytes = 64;
 
 // The lock's own open of the directory: flock belongs to the open file description, so a
 // descriptor shared with the caller's Directory (which it may duplicate or close) would tie
@@ -63,10 +64,10 @@ File open_lock_file(const Directory& dir, int flags) {
   return f;
 }
 
-// What walseg leaves in its lock file: nothing (killed between creating and writing it), one
-// PID line, or a PID line whose bytes a power cut lost while its size survived (zeros).
+// What walseg leaves in its lock file: nothing (killed between creating and writing it), PID
+// lines (dir_lock.h), or lines whose bytes a power cut lost while the size survived (zeros).
 // Anything else was written by someone else, and rewriting it would destroy their data.
-bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr, std::string* bytes = nullptr) {
+bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr) {
   if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return false;
   char buf[kMaxLockFileBytes + 1] = {};
   std::size_t n = 0;
@@ -80,9 +81,19 @@ bool holds_walseg_content(File& f, std::optional<std::uint32_t>* pid = nullptr, 
   if (bytes != nullptr) *bytes = text;
   if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
   if (text.back() == '\n') text.pop_back();
-  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) return false;
-  std::uint32_t v = 0;
-  if (pid != nullptr && std::from_chars(text.data(), text.data() + text.size(), v).ec == std::errc()) *pid = v;
+  std::vector<std::uint32_t> got;
+  for (std::size_t at = 0; at <= text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line(text.data() + at, end - at);
+    std::uint32_t v = 0;
+    if (line.empty() || line.size() > 10 || !std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+        std::from_chars(line.data(), line.data() + line.size(), v).ec != std::errc())
+      return false;
+    got.push_back(v);
+    at = end + 1;
+  }
+  if (got.size() > kMaxLockFilePids) return false;
+  if (pids != nullptr) *pids = std::move(got);
   return true;
 }
 
@@ -141,13 +152,17 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  if (!holds_walseg_content(f, &lock.previous_pid_, &lock.previous_text_))
+  if (!holds_walseg_content(f, &lock.previous_pids_, &lock.previous_text_))
     throw make_error(EEXIST, "open", f.path(),
                      fmt::format("could not use lock file \"{}\": it holds something other than the process "
                                  "ID walseg writes there, so it is not walseg's and walseg will not overwrite "
                                  "it; move it out of the directory",
                                  f.path()));
+  // This process first, then the writers before it, whose leftovers are still to be removed
+  // (the oldest dropped when the list is full); only this process once that is done.
   std::string pid = fmt::format("{}\n", ::getpid());
+  for (std::size_t i = 0; i < lock.previous_pids_.size() && i + 1 < kMaxLockFilePids; ++i)
+    if (lock.previous_pids_[i] != static_cast<std::uint32_t>(::getpid())) pid += fmt::format("{}\n", lock.previous_pids_[i]);
   f.ftruncate(0);
   f.pwrite_all(pid.data(), pid.size(), 0);
   // Durable before this writer makes any file: the PID is what names its temporary files as
@@ -162,6 +177,17 @@ DirLock DirLock::acquire(Directory& dir) {
   if (lock.made_) dir.fsync();
   lock.file_ = std::move(f);
   return lock;
+}
+
+void DirLock::forget_earlier_writers() {
+  if (previous_pids_.empty() || !file_.is_open()) return;
+  const std::string pid = fmt::format("{}\n", ::getpid());
+  // Shorter than what it replaces: the write first, then the truncate, so that a crash
+  // between the two leaves this PID first and the list still whole after it.
+  file_.pwrite_all(pid.data(), pid.size(), 0);
+  file_.ftruncate(pid.size());
+  file_.fdatasync();
+  previous_pids_.clear();
 }
 
 // Under the directory's flock, which this lock still holds: no other walseg opener can have
@@ -215,16 +241,22 @@ DirLock DirLock::acquire_shared(const Directory& dir) {
   return lock;
 }
 
-std::optional<std::uint32_t> lock_file_pid(const Directory& dir) {
+std::vector<std::uint32_t> lock_file_pids(const Directory& dir) {
   try {
     struct stat st{};
     File f = File::open_at_if_regular(dir, kLockFileName, O_RDONLY, st);
-    std::optional<std::uint32_t> pid;
-    if (f.is_open() && holds_walseg_content(f, &pid)) return pid;
+    std::vector<std::uint32_t> pids;
+    if (f.is_open() && holds_walseg_content(f, &pids)) return pids;
   } catch (const Error&) {
     // none, or not openable: no PID to go by
   }
-  return std::nullopt;
+  return {};
+}
+
+std::optional<std::uint32_t> lock_file_pid(const Directory& dir) {
+  const std::vector<std::uint32_t> pids = lock_file_pids(dir);
+  if (pids.empty()) return std::nullopt;
+  return pids.front();
 }
 
 }  // namespace walseg

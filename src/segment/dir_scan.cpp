@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "walseg/auto_method.h"
 #include "walseg/dir_lock.h"
@@ -129,7 +130,7 @@ struct Scanner {
   const WalControl& control;
   bool append_mode;
   bool control_is_new;
-  std::optional<std::uint32_t> last_writer_pid;
+  const std::vector<std::uint32_t>& earlier_writer_pids;
   bool lock_existed;
   ScanReport report;
 
@@ -186,7 +187,7 @@ struct Scanner {
     // it someone's file too), and only the last writer's.
     std::optional<std::string> temp_why;
     if (info.kind == WalFileKind::kTempFile) {
-      temp_why = temp_file_left_alone_reason(dir, name, st, control, control_is_new, last_writer_pid);
+      temp_why = temp_file_left_alone_reason(dir, name, st, control, control_is_new, earlier_writer_pids);
       if (!temp_why) return remove_temp(name, st);
     }
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
@@ -220,14 +221,14 @@ bool is_this_wals_segment(File& f, const WalControl& control) {
 std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, const std::string& name,
                                                        const struct stat& st, const WalControl& control,
                                                        bool control_is_new,
-                                                       std::optional<std::uint32_t> last_writer_pid) {
+                                                       const std::vector<std::uint32_t>& earlier_writer_pids) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
   // A directory whose control file this opening just made, without an earlier writer's
   // walseg.lock, was never walseg's: a temporary file there is someone else's. With one, the
   // earlier writer crashed before its control file (auto's probe comes first: break-it round
   // 17 L2 left its files for good), and the rules below decide.
-  if (control_is_new && !last_writer_pid) return std::string("in a directory walseg had not used before");
+  if (control_is_new && earlier_writer_pids.empty()) return std::string("in a directory walseg had not used before");
   const std::optional<TempFileName> temp = parse_temp_file_name(name);
   if (!temp) return std::string("under a name walseg does not give its temporary files");
   // What the file is first (its birth, its bytes), then whose crash left it: the plainest
@@ -236,12 +237,13 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
     return fmt::format("born no later than {}: there before walseg used the directory, or copied in with it",
                        kLockFileName);
   if (!temp_content_is_walsegs(dir, name, st, control)) return std::string("holding bytes walseg never writes to one");
-  if (!last_writer_pid)
+  if (earlier_writer_pids.empty())
     return fmt::format("(no process ID in {} says which writer left temporary files here)", kLockFileName);
-  if (temp->pid != *last_writer_pid)
-    return fmt::format("not named for process {}, the last writer {} names: its crash is the only one whose "
+  if (std::find(earlier_writer_pids.begin(), earlier_writer_pids.end(), temp->pid) == earlier_writer_pids.end())
+    return fmt::format("not named for process {}, the writer{} {} names: their crashes are the only ones whose "
                        "temporary files walseg removes (a copy of the directory, or someone's file)",
-                       *last_writer_pid, kLockFileName);
+                       fmt::join(earlier_writer_pids, ", "), earlier_writer_pids.size() == 1 ? "" : "s",
+                       kLockFileName);
   return std::nullopt;
 }
 
@@ -350,9 +352,9 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
 }
 
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
-                                bool control_is_new, std::optional<std::uint32_t> last_writer_pid,
+                                bool control_is_new, const std::vector<std::uint32_t>& earlier_writer_pids,
                                 bool lock_existed) {
-  Scanner s{dir, control, append_mode, control_is_new, last_writer_pid, lock_existed, {}};
+  Scanner s{dir, control, append_mode, control_is_new, earlier_writer_pids, lock_existed, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);

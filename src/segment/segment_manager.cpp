@@ -94,12 +94,14 @@ void SegmentManager::open(const Options& opts) {
   }
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.previous_holder_pid(),
+  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.earlier_writer_pids(),
                                lock_.lock_file_existed());
   check_scan();
   if (opts.before_changes) opts.before_changes(*this);
   if (new_wal) write_new_control();
   remove_leftover_temps(dir_, scan_, control_);
+  // Their leftovers gone, the earlier writers need not be named any more (dir_lock.h).
+  lock_.forget_earlier_writers();
   clean_up_scan();
   advise_for_filesystem(dir_, cfg_, init_method_option_);
   fill_books();
