@@ -15,6 +15,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -225,6 +228,56 @@ BOOST_AUTO_TEST_CASE(C05_full_tmpfs_fails_preallocation_with_enospc_at_creation_
       }
     }
   }
+}
+
+// Break-it round 20 H1, H2: abandon_new_wal (walseg create whose first segment failed) removes
+// only the control file this open wrote: not one moved onto the name during the directory
+// fsync after the rename (it had looked the name up again, and took that file for its own),
+// nor a file written under the same inode (ext4 gives a new file the freed number).
+BOOST_AUTO_TEST_CASE(abandon_new_wal_removes_only_the_control_file_it_wrote) {
+  auto text_of = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  {
+    SegmentManager m(dir.path(), opts(false));
+    BOOST_TEST(m.abandon_new_wal());
+  }
+  BOOST_TEST(list_names(dir.path()).empty(), "walseg.control and walseg.lock removed");
+  {
+    std::ofstream(dir.path() + "/notes") << "a user's notes\n";
+    bool moved = false;
+    failpoint::Spec swap;
+    swap.kind = failpoint::Kind::kCall;
+    swap.times = 0;
+    swap.call = [&] {
+      if (!moved && ::access((dir.path() + "/walseg.control").c_str(), F_OK) == 0)
+        moved = ::rename((dir.path() + "/notes").c_str(), (dir.path() + "/walseg.control").c_str()) == 0;
+    };
+    failpoint::arm("dir_fsync", swap);
+    SegmentManager m(dir.path(), opts(false));
+    failpoint::disarm_all();
+    BOOST_TEST_REQUIRE(moved);
+    BOOST_TEST(!m.abandon_new_wal());
+    BOOST_TEST(text_of(dir.path() + "/walseg.control") == "a user's notes\n");
+  }
+  std::filesystem::remove(dir.path() + "/walseg.control");
+  std::filesystem::remove(dir.path() + "/walseg.lock");
+  {
+    SegmentManager m(dir.path(), opts(false));
+    // Rewritten in place: the same inode, someone else's bytes.
+    std::ofstream(dir.path() + "/walseg.control", std::ios::trunc) << "rewritten by a user\n";
+    BOOST_TEST(!m.abandon_new_wal());
+    BOOST_TEST(text_of(dir.path() + "/walseg.control") == "rewritten by a user\n");
+  }
+  std::filesystem::remove(dir.path() + "/walseg.control");
+  std::filesystem::remove(dir.path() + "/walseg.lock");
+  {
+    SegmentManager m(dir.path(), opts(false));
+    m.create_now(1, 1);
+    BOOST_TEST(!m.abandon_new_wal());  // a segment was made: the WAL stays
+  }
+  BOOST_TEST(std::filesystem::exists(dir.path() + "/walseg.control"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -156,6 +156,13 @@ BOOST_AUTO_TEST_CASE(ACreateThatFailsAtItsFirstSegment_LeavesNoNewWal) {
   BOOST_TEST(!fs::exists(dir + "/new"), names(entries(dir + "/new")));
   BOOST_TEST(m.status == 1, m.err);
   BOOST_TEST(fs::is_empty(dir + "/mine"), names(entries(dir + "/mine")));
+  // auto's probe failing (break-it round 20 L1): its file whose fill failed was left in the new
+  // directory, without walseg.lock, where no later writer takes it for a leftover.
+  ::setenv("WALSEG_FAILPOINTS", "fallocate=ENOSPC*0", 1);
+  auto a = run("create --dir '" + dir + "/auto' --method auto " + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST(a.status == 1, a.err);
+  BOOST_TEST(!fs::exists(dir + "/auto"), names(entries(dir + "/auto")));
   // The second segment failing: the first one is made, so the WAL stays.
   ::setenv("WALSEG_FAILPOINTS", "fallocate=ENOSPC@2*0", 1);
   auto two = run("create --dir '" + dir + "/two' --method posix_fallocate --count 2 " + k1MB);

@@ -59,8 +59,9 @@ void check_control_temp(const Directory& dir, std::uint64_t system_id);
 /// or, when it came out of the exchange, left under the temporary name with a WARNING. Throws
 /// walseg::Error from the open, write, fsync, exchange or directory fsync, naming the path and
 /// errno's text; after a throw the old file or the new one is in place, and the caller must
-/// not act on the new values (they may not be durable).
-void write_control(Directory& dir, const WalControl& c);
+/// not act on the new values (they may not be durable). Returns the identity (fstat of the
+/// descriptor it wrote through) of the file it put under walseg.control.
+struct stat write_control(Directory& dir, const WalControl& c);
 
 /// A new system identifier, as initdb's BootStrapXLOG makes one: seconds in the upper 32
 /// bits, then microseconds and the low 12 bits of the PID. Unique enough across directories,

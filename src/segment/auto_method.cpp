@@ -40,12 +40,26 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
             [&, k](int, double* own_us) {
               File f = create_temp_file(dir, &names[k]);
               ids[k] = f.stat();
-              const auto t0 = std::chrono::steady_clock::now();  // the fill and fsync only
-              AllocReport a = allocate_file(
-                  f, kProbeFileBytes, AllocOptions{.method = kCandidateOrder[k], .fallback = cfg.fallocate_fallback});
-              f.fsync();
-              *own_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-              used[k] = a.used;
+              try {
+                const auto t0 = std::chrono::steady_clock::now();  // the fill and fsync only
+                AllocReport a = allocate_file(
+                    f, kProbeFileBytes, AllocOptions{.method = kCandidateOrder[k], .fallback = cfg.fallocate_fallback});
+                f.fsync();
+                *own_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+                used[k] = a.used;
+              } catch (...) {
+                // A file whose fill failed is not handed to the loop, which releases only what
+                // it was given (break-it round 20 L1: a full disk left it in a new directory
+                // without walseg.lock, where no later writer takes it for a leftover).
+                f = File();
+                try {
+                  if (dir.names_file(names[k], ids[k])) dir.unlink(names[k], true);
+                } catch (const Error&) {
+                  // the start-up scan removes it; the fill's error is the one to report
+                }
+                names[k].clear();
+                throw;
+              }
               return f;
             },
         .release =

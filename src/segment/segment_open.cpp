@@ -6,14 +6,17 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "walseg/file.h"
 #include "walseg/log.h"
 #include "walseg/segment_manager.h"
+#include "walseg/wal_format.h"
 
 namespace walseg {
 namespace {
@@ -116,7 +119,10 @@ void SegmentManager::write_new_control() {
   // The path first: a directory with a control file is one whose name is durable, and a
   // crash before the control file leaves none, so the next opening makes the path durable.
   make_path_durable(dir_);
-  write_control(dir_, control_);
+  // By the descriptor it wrote through: the name may hold another file by the time a lookup
+  // would run (break-it round 20 H1: one moved onto it during the directory fsync was taken
+  // for this one, and abandon_new_wal removed it).
+  new_control_file_ = write_control(dir_, control_);
   // write_control removed a leftover under the temporary name (check_control_temp accepted it)
   // and put its own file there: it is no leftover for remove_leftover_temps any more, which
   // would find it gone and say it was left alone (break-it round 18).
@@ -128,9 +134,31 @@ void SegmentManager::write_new_control() {
     scan_.removed_temps.push_back(kControlTempFileName);
     log(LogLevel::kLog, fmt::format("removed leftover temporary file \"{}\"", dir_.path_of(kControlTempFileName)));
   }
-  if (struct stat st{}; ::fstatat(dir_.fd(), kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0) new_control_file_ = st;
   log(LogLevel::kLog, fmt::format("created {} in \"{}\": {}", kControlFileName, dir_.path(), describe(control_)));
 }
+
+namespace {
+
+// Whether walseg.control in `dir` is the file `id` and holds exactly the control file `c`
+// (encode_control's bytes, all of them). Read through a descriptor that is checked to be `id`.
+bool holds_exactly(const Directory& dir, const struct stat& id, const WalControl& c) {
+  struct stat st{};
+  File f = File::open_at_if_regular(dir, kControlFileName, O_RDONLY, st);
+  if (!f.is_open() || st.st_dev != id.st_dev || st.st_ino != id.st_ino ||
+      static_cast<std::uint64_t>(st.st_size) != kControlFileBytes)
+    return false;
+  std::array<std::byte, kControlFileBytes> want{}, got{};
+  encode_control(c, want.data());
+  std::size_t n = 0;
+  while (n < got.size()) {
+    const std::size_t r = f.pread(got.data() + n, got.size() - n, n);
+    if (r == 0) break;
+    n += r;
+  }
+  return n == got.size() && got == want;
+}
+
+}  // namespace
 
 bool SegmentManager::abandon_new_wal() noexcept {
   try {
@@ -139,9 +167,10 @@ bool SegmentManager::abandon_new_wal() noexcept {
       if (!new_control_file_ || !created_by_method_.empty() || thread_.joinable()) return false;
     }
     std::lock_guard lk(control_mu_);
-    // Through the descriptor the directory was opened by, and only the file open wrote: one
-    // moved onto the name since is someone's.
-    if (!dir_.names_file(kControlFileName, *new_control_file_)) {
+    // Only the file open wrote, by its inode and its bytes: one moved onto the name since is
+    // someone's, even under the inode number the filesystem gave again (break-it round 20 H2:
+    // ext4 handed a user's file the freed number of this one, removed by them meanwhile).
+    if (!dir_.names_file(kControlFileName, *new_control_file_) || !holds_exactly(dir_, *new_control_file_, control_)) {
       log(LogLevel::kLog, fmt::format("left \"{}\" as it is: it is no longer the control file this open wrote",
                                       dir_.path_of(kControlFileName)));
       return false;

@@ -130,7 +130,7 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
   return read_control(Directory::open(dir_path));
 }
 
-void write_control(Directory& dir, const WalControl& c) {
+struct stat write_control(Directory& dir, const WalControl& c) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
   const std::string control = dir.path_of(kControlFileName);
@@ -199,6 +199,7 @@ void write_control(Directory& dir, const WalControl& c) {
     throw;
   }
   dir.fsync();
+  return mine;
 }
 
 std::uint64_t new_system_id() {
