@@ -333,9 +333,13 @@ BOOST_AUTO_TEST_CASE(ANonRegularFileUnderAnyNameWalsegWrites_IsRefusedWithoutBei
   BOOST_REQUIRE(::mkfifo((dir + "/acks").c_str(), 0600) == 0);
   fs::create_directories(dir + "/fifo-control");
   BOOST_REQUIRE(::mkfifo((dir + "/fifo-control/walseg.control").c_str(), 0600) == 0);
+  // Settings files too (break-it round 20 L2): a FIFO's writer was released by the open.
+  fs::create_directories(dir + "/conf.d");
+  BOOST_REQUIRE(::mkfifo((dir + "/conf.d/a.conf").c_str(), 0600) == 0);
+  std::ofstream(dir + "/main.conf") << "include_dir '" << dir << "/conf.d'\n";
   const int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   BOOST_TEST_REQUIRE(in >= 0);
-  for (const std::string& p : {wal + "/walseg.lock", dir + "/out.json", dir + "/acks", dir + "/fifo-control/walseg.control"})
+  for (const std::string& p : {wal + "/walseg.lock", dir + "/out.json", dir + "/acks", dir + "/fifo-control/walseg.control", dir + "/conf.d/a.conf"})
     BOOST_TEST_REQUIRE(::inotify_add_watch(in, p.c_str(), IN_OPEN) >= 0, p);
   auto opened = [&] {
     alignas(struct inotify_event) char buf[4096];
@@ -350,6 +354,9 @@ BOOST_AUTO_TEST_CASE(ANonRegularFileUnderAnyNameWalsegWrites_IsRefusedWithoutBei
       {"write --dir '" + wal + "' --records 1" + k1MB, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
       {"dump --dir '" + wal + "'", "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
       {"recover --dir '" + wal + "'", "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},
+      {"check-config '" + dir + "/main.conf'", "it is a FIFO, not a regular file"},
+      {"check-config '" + dir + "/conf.d/a.conf'", "it is a FIFO, not a regular file"},
+      {"show all --config '" + dir + "/conf.d/a.conf'", "it is a FIFO, not a regular file"},
       {"recover --dir '" + dir + "/fifo-control'", "walseg.control\" is damaged: it is not a regular file"},
       {"write --dir '" + dir + "/fifo-control' --records 1" + k1MB, "walseg.control\" is damaged: it is not a regular file"},
       {"write --dir '" + dir + "/other' --records 1 --ack-log '" + dir + "/acks'" + k1MB, "is not a regular file"},

@@ -44,6 +44,9 @@ class File {
   /// regular file; `found` says what it is (S_ISLNK: a symbolic link). Throws Error("open")
   /// naming dir.path_of(name) for the rest (ENOENT: no such entry). One "open" failpoint.
   static File open_at_if_regular(const Directory& dir, const std::string& name, int flags, struct stat& found);
+  /// The same for a path a user gives (a settings file), symbolic links followed: what the
+  /// path leads to is opened only if it is a regular file. Throws Error("open") naming `path`.
+  static File open_if_regular(const std::string& path, int flags, struct stat& found);
   /// Opens this same file again with other flags (e.g. O_DIRECT, or buffered reads of an
   /// O_DIRECT file) through /proc/self/fd, so that neither a rename nor a new file under the
   /// old name can make it another file. Throws Error("open") naming path().

@@ -25,8 +25,10 @@ struct RegularOpen {
 
 /// Entry `name` of the directory `dirfd`, opened with `flags` | O_CLOEXEC (O_CREAT, O_EXCL
 /// and O_TRUNC are dropped: only an existing file is opened, and never truncated) when it is
-/// a regular file. A symbolic link is not followed: not_regular, S_ISLNK(st.st_mode).
-/// Retries EINTR. No failpoint is consulted: callers that count opens wrap it.
-RegularOpen open_if_regular(int dirfd, const char* name, int flags);
+/// a regular file. A symbolic link is not followed (not_regular, S_ISLNK(st.st_mode)) unless
+/// follow_links, for a file the user names (a settings file linked into conf.d): then what
+/// it points to is checked and opened. Retries EINTR. No failpoint is consulted: callers that
+/// count opens wrap it.
+RegularOpen open_if_regular(int dirfd, const char* name, int flags, bool follow_links = false);
 
 }  // namespace walseg

@@ -34,9 +34,10 @@ std::string normalise(const std::string& path) {
 ConfigSource::Text DiskSource::read(const std::string& path) {
   Text out;
   try {
-    // O_NONBLOCK: an include of a FIFO must not wait for a writer (break-it finding: it hung).
-    File f = File::open(path, O_RDONLY | O_NONBLOCK);
-    struct stat st = f.stat();
+    // Opened only once known to be a regular file: a FIFO's writer was released and a device's
+    // open ran before the refusal (break-it round 20 L2; an include of a FIFO once hung).
+    struct stat st{};
+    File f = File::open_if_regular(path, O_RDONLY, st);
     if (S_ISDIR(st.st_mode)) {
       out.err = EISDIR;
       return out;
@@ -84,7 +85,10 @@ ConfigSource::Listing DiskSource::list(const std::string& dir) {
 
 std::string DiskSource::identity(const std::string& path) {
   try {
-    return file_identity(File::open(path, O_RDONLY | O_NONBLOCK).stat());
+    // stat, not open: nothing but a regular file is ever opened (read above).
+    struct stat st{};
+    if (::stat(path.c_str(), &st) == 0) return file_identity(st);
+    return "path:" + path;
   } catch (const Error&) {
     return "path:" + path;  // text that is not (yet) a file can only be reached by its name
   }

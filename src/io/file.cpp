@@ -61,7 +61,22 @@ File File::open_at_if_regular(const Directory& dir, const std::string& name, int
   int err = inject("open");
   RegularOpen r;
   if (err == 0) {
-    r = open_if_regular(dir.fd(), name.c_str(), flags);
+    r = walseg::open_if_regular(dir.fd(), name.c_str(), flags);
+    err = r.err;
+  }
+  done("open", path, err);
+  if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, r.fd, path, flags, 0, 0, 0, err);
+  if (err != 0) throw file_error(err, "open", path);
+  found = r.st;
+  if (r.not_regular) return File();
+  return File(r.fd, path, false);
+}
+
+File File::open_if_regular(const std::string& path, int flags, struct stat& found) {
+  int err = inject("open");
+  RegularOpen r;
+  if (err == 0) {
+    r = walseg::open_if_regular(AT_FDCWD, path.c_str(), flags, true);
     err = r.err;
   }
   done("open", path, err);

@@ -20,10 +20,11 @@ int open_retrying(int dirfd, const char* name, int flags) {
 
 }  // namespace
 
-RegularOpen open_if_regular(int dirfd, const char* name, int flags) {
+RegularOpen open_if_regular(int dirfd, const char* name, int flags, bool follow_links) {
   RegularOpen r;
   flags = (flags & ~(O_CREAT | O_EXCL | O_TRUNC)) | O_CLOEXEC;
-  const int path_fd = open_retrying(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+  const int nofollow = follow_links ? 0 : O_NOFOLLOW;
+  const int path_fd = open_retrying(dirfd, name, O_PATH | nofollow | O_CLOEXEC);
   if (path_fd < 0) {
     r.err = errno;
     return r;
@@ -42,7 +43,7 @@ RegularOpen open_if_regular(int dirfd, const char* name, int flags) {
   int fd = open_retrying(AT_FDCWD, self.c_str(), flags);
   if (fd < 0 && errno == ENOENT) {
     // No /proc: by name, and the inode compared with the one checked.
-    fd = open_retrying(dirfd, name, flags | O_NOFOLLOW | O_NONBLOCK);
+    fd = open_retrying(dirfd, name, flags | nofollow | O_NONBLOCK);
     struct stat now{};
     if (fd >= 0 && (::fstat(fd, &now) != 0 || now.st_dev != r.st.st_dev || now.st_ino != r.st.st_ino)) {
       ::close(fd);
