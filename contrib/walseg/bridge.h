@@ -310,7 +310,7 @@ typedef struct WalsegBenchRow
 	int			method_used;
 	bool		write_phase;	/* false: create */
 	int			n;
-	double		median_us, p90_us, p99_us, max_us;
+	double		p10_us, median_us, p90_us, p99_us, max_us;
 	uint64_t	allocated_bytes;
 } WalsegBenchRow;
 

@@ -108,6 +108,9 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
               // install's directory fsync was overwritten with the commits).
               walseg::File f = walseg::File::open_at(dir, name, O_RDWR | O_NOFOLLOW);
               opened[m] = f.stat();
+              // What the method reserved, before the commits write into it (the new-user trial:
+              // taken after them, a sparse file's 1MB of commits read as the method's).
+              rows[m].allocated_bytes = static_cast<std::uint64_t>(opened[m].st_blocks) * 512;
               if (opened[m].st_nlink != 1 || !walseg::made_files::made(dir.fd(), name, opened[m]))
                 throw walseg::make_error(EEXIST, "open", dir.path_of(name),
                                          fmt::format("\"{}\" is not the segment walseg_bench() made there: "
@@ -117,10 +120,7 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
             },
         .release =
             [&, m, name](int, walseg::File& f) {
-              if (f.is_open()) {
-                rows[m].allocated_bytes = static_cast<std::uint64_t>(f.stat().st_blocks) * 512;
-                f.close();
-              }
+              if (f.is_open()) f.close();
               // Only the segment measured: a file moved onto the name meanwhile is someone's.
               if (dir.names_file(name, opened[m])) dir.unlink(name, true);
             }});

@@ -82,6 +82,7 @@ class ScratchDir {
 inline void set_bench_stats(WalsegBenchRow* row, std::vector<double> us) noexcept {
   const SampleSummary s = summarize_latencies(us);
   row->n = static_cast<int>(s.n);
+  row->p10_us = s.p10;
   row->median_us = s.median;
   row->p90_us = s.p90;
   row->p99_us = s.p99;

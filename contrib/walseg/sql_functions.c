@@ -217,18 +217,19 @@ walseg_bench(PG_FUNCTION_ARGS)
 	walseg_drain_library_log();
 	for (int i = 0; i < 2 * nmethods; i++)
 	{
-		Datum		v[9];
-		bool		nulls[9] = {0};
+		Datum		v[10];
+		bool		nulls[10] = {0};
 
 		v[0] = CStringGetTextDatum(walseg_method_name(rows[i].method));
 		v[1] = CStringGetTextDatum(rows[i].write_phase ? "write" : "create");
 		v[2] = Int32GetDatum(rows[i].n);
-		v[3] = Float8GetDatum(rows[i].median_us);
-		v[4] = Float8GetDatum(rows[i].p90_us);
-		v[5] = Float8GetDatum(rows[i].p99_us);
-		v[6] = Float8GetDatum(rows[i].max_us);
-		v[7] = CStringGetTextDatum(walseg_method_name(rows[i].method_used));
-		v[8] = Int64GetDatum((int64) rows[i].allocated_bytes);
+		v[3] = Float8GetDatum(rows[i].p10_us);
+		v[4] = Float8GetDatum(rows[i].median_us);
+		v[5] = Float8GetDatum(rows[i].p90_us);
+		v[6] = Float8GetDatum(rows[i].p99_us);
+		v[7] = Float8GetDatum(rows[i].max_us);
+		v[8] = CStringGetTextDatum(walseg_method_name(rows[i].method_used));
+		v[9] = Int64GetDatum((int64) rows[i].allocated_bytes);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, v, nulls);
 	}
 	return (Datum) 0;

@@ -51,12 +51,14 @@ CREATE FUNCTION walseg_bench(
     OUT method text,
     OUT phase text,                 -- create | write
     OUT samples int,                -- creations, or commits of 8kB (pwrite + fdatasync)
+    OUT p10_us float8,              -- the statistic walseg.init_method = auto compares commits by
     OUT median_us float8,
     OUT p90_us float8,
     OUT p99_us float8,
     OUT max_us float8,
     OUT method_used text,           -- differs from method after a fallback
-    OUT allocated_bytes bigint)     -- st_blocks * 512 of the last file
+    OUT allocated_bytes bigint)     -- st_blocks * 512 of the last file right after its creation
+                                    -- (write rows too: what the method reserved, before the commits)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'walseg_bench'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
