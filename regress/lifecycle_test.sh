@@ -19,6 +19,8 @@
 #    the directory before the cancel's ERROR; a second walseg_bench() meanwhile is refused.
 # 3. In recovery. Started again as a standby (standby.signal, no primary), walseg_status()
 #    says 'in recovery', with NULLs for the pool, not zeros.
+# 4. Preloaded by an absolute path to a copy of walseg.so: the preallocator starts (it runs the
+#    library the postmaster loaded), and a WARNING says the SQL functions load $libdir's.
 # Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
 set -euo pipefail
 
@@ -231,5 +233,24 @@ status="$(psql_ -F ' ' -c "SELECT state, worker_pid IS NULL, segments_ahead IS N
 [ "$status" = "in recovery t t t t" ] || fail "walseg_status() on a standby: '$status'"
 echo "on a standby: walseg_status() says '$status'"
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown of the standby"
+# ---- 4. preloaded by an absolute path to a copy outside $libdir -------------------------
+# The worker was registered by the name "walseg", so it loaded $libdir's walseg.so as a second
+# library ("attempt to redefine parameter") and never ran (the new-user trial). It runs the
+# library the postmaster loaded, and a WARNING says that the SQL functions load another file.
+rm -f "$data/standby.signal"
+mkdir -p "$work/lib"
+cp "$("$pg_config" --pkglibdir)/walseg.so" "$work/lib/walseg.so"
+if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$work/lib"; fi
+sed -i "s|^shared_preload_libraries = .*|shared_preload_libraries = '$work/lib/walseg.so'|" "$data/postgresql.conf"
+: > "$log"
+start_server "preloaded from $work/lib"
+for _ in $(seq 1 100); do grep -q "walseg preallocator started" "$log" && break; sleep 0.1; done
+grep -q "walseg preallocator started" "$log" || fail "preloaded by absolute path, the preallocator did not start"
+! grep -q "attempt to redefine parameter" "$log" || fail "the worker loaded a second walseg library"
+grep -q "WARNING:  walseg was preloaded from \"$work/lib/walseg.so\", which is not" "$log" ||
+  fail "no WARNING that the SQL functions load another walseg.so"
+run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown (preloaded by path)"
+echo "preloaded by an absolute path: the preallocator runs that library, and a WARNING names both files"
+
 echo "lifecycle_test: passed"
 rm -rf "$work"

@@ -31,7 +31,14 @@
  * chunks and the pacing between sleeps of at most 10 ms, so a fill in progress stops within
  * milliseconds and its temporary file is removed. A reload (SIGHUP) stops it the same way.
  */
+/* dladdr (loaded_library_path); PostgreSQL's own Linux builds define it too. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "walseg.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
@@ -47,6 +54,37 @@
 #define WALSEG_POLL_MS 100		/* how often the insert position is looked at */
 #define WALSEG_RETRY_MS 5000	/* pause after a failure before trying again */
 
+/*
+ * The library the postmaster loaded, by the path it was loaded from: preloaded by an absolute
+ * path to a copy outside $libdir (a build directory), the worker found by the name "walseg"
+ * loaded $libdir's walseg.so as a second library, whose _PG_init failed with "attempt to
+ * redefine parameter", and the worker never ran (the new-user trial). A path too long for
+ * bgw_library_name falls back to the name. Also says, once, when $libdir's walseg.so (what
+ * CREATE EXTENSION's functions load, MODULE_PATHNAME) is another file.
+ */
+static const char *
+loaded_library_path(void)
+{
+	Dl_info		info;
+	char	   *installed;
+	struct stat mine,
+				theirs;
+
+	if (dladdr((void *) walseg_register_preallocator, &info) == 0 || info.dli_fname == NULL ||
+		info.dli_fname[0] != '/')
+		return "walseg";
+	installed = psprintf("%s/walseg%s", pkglib_path, DLSUFFIX);
+	if (stat(info.dli_fname, &mine) == 0 &&
+		(stat(installed, &theirs) != 0 || mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino))
+		ereport(WARNING,
+				(errmsg("walseg was preloaded from \"%s\", which is not \"%s\"", info.dli_fname, installed),
+				 errdetail("The preallocator runs the preloaded library; the SQL functions of CREATE EXTENSION walseg load \"%s\", which fails while another walseg library is loaded."
+						   , installed),
+				 errhint("Install walseg into \"%s\" and preload it as 'walseg'.", pkglib_path)));
+	pfree(installed);
+	return strlen(info.dli_fname) < BGW_MAXLEN ? info.dli_fname : "walseg";
+}
+
 void
 walseg_register_preallocator(void)
 {
@@ -56,7 +94,7 @@ walseg_register_preallocator(void)
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	worker.bgw_restart_time = WALSEG_RESTART_S;
-	strlcpy(worker.bgw_library_name, "walseg", BGW_MAXLEN);
+	strlcpy(worker.bgw_library_name, loaded_library_path(), BGW_MAXLEN);
 	strlcpy(worker.bgw_function_name, "walseg_preallocator_main", BGW_MAXLEN);
 	strlcpy(worker.bgw_name, "walseg preallocator", BGW_MAXLEN);
 	strlcpy(worker.bgw_type, "walseg preallocator", BGW_MAXLEN);
