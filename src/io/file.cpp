@@ -56,12 +56,15 @@ File File::open_at(const Directory& dir, const std::string& name, int flags, mod
   return File(fd, path, created);
 }
 
-File File::open_at_if_regular(const Directory& dir, const std::string& name, int flags, struct stat& found) {
-  const std::string path = dir.path_of(name);
+namespace {
+
+// The one body of open_at_if_regular and open_if_regular: the failpoint, the trace, the error.
+File regular_or_none(int dirfd, const std::string& name, const std::string& path, int flags, bool follow,
+                     struct stat& found, File (*make)(int, const std::string&)) {
   int err = inject("open");
   RegularOpen r;
   if (err == 0) {
-    r = walseg::open_if_regular(dir.fd(), name.c_str(), flags);
+    r = open_if_regular(dirfd, name.c_str(), flags, follow);
     err = r.err;
   }
   done("open", path, err);
@@ -69,22 +72,19 @@ File File::open_at_if_regular(const Directory& dir, const std::string& name, int
   if (err != 0) throw file_error(err, "open", path);
   found = r.st;
   if (r.not_regular) return File();
-  return File(r.fd, path, false);
+  return make(r.fd, path);
+}
+
+}  // namespace
+
+File File::open_at_if_regular(const Directory& dir, const std::string& name, int flags, struct stat& found) {
+  return regular_or_none(dir.fd(), name, dir.path_of(name), flags, false, found,
+                         [](int fd, const std::string& path) { return File(fd, path, false); });
 }
 
 File File::open_if_regular(const std::string& path, int flags, struct stat& found) {
-  int err = inject("open");
-  RegularOpen r;
-  if (err == 0) {
-    r = walseg::open_if_regular(AT_FDCWD, path.c_str(), flags, true);
-    err = r.err;
-  }
-  done("open", path, err);
-  if (io_record::active()) io_record::record_file_op(io_record::Op::kOpen, r.fd, path, flags, 0, 0, 0, err);
-  if (err != 0) throw file_error(err, "open", path);
-  found = r.st;
-  if (r.not_regular) return File();
-  return File(r.fd, path, false);
+  return regular_or_none(AT_FDCWD, path, path, flags, true, found,
+                         [](int fd, const std::string& p) { return File(fd, p, false); });
 }
 
 File File::reopen(int flags) const {
