@@ -55,16 +55,22 @@ mount -o compress=zstd "$LOOP" "$MNT" 2>/dev/null || skip "cannot mount btrfs (n
 
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 count() { grep -o -- "$2" <<<"$1" | wc -l; }
+# run_ok LABEL ARGS...: walseg ARGS, stdout dropped, stderr kept in $err; checks it exits 0.
+run_ok() {
+  local label=$1
+  shift
+  "$WALSEG" "$@" >/dev/null 2>"$WORK/err"
+  local rc=$?
+  err=$(cat "$WORK/err")
+  check "$label: $1 succeeds (rc=$rc)" test "$rc" -eq 0
+}
 
 SETTINGS=(-c walseg.segment_size=1MB -c walseg.prealloc_segments=2 -c walseg.init_method=posix_fallocate)
 
 echo "== C24: btrfs with data copy-on-write"
 cow=$MNT/cow
-"$WALSEG" write --dir "$cow" --records 100 "${SETTINGS[@]}" >/dev/null 2>"$WORK/err"
-rc=$?
-err=$(cat "$WORK/err")
+run_ok datacow write --dir "$cow" --records 100 "${SETTINGS[@]}"
 echo "    stderr: $err"
-check "datacow: write succeeds (rc=$rc)" test "$rc" -eq 0
 check "datacow: warns that the directory is on btrfs, copy-on-write" contains "$err" "on btrfs, a copy-on-write filesystem"
 check "datacow: names the init method setting to change" contains "$err" "walseg.init_method"
 check "datacow: names the NOCOW alternative" contains "$err" "chattr +C"
@@ -72,19 +78,13 @@ check "datacow: warns once per open ($(count "$err" "copy-on-write filesystem") 
   test "$(count "$err" "copy-on-write filesystem")" -eq 1
 
 # The new-user trial: create's advice named walseg.init_method, though create takes --method.
-"$WALSEG" create --dir "$MNT/created" --method zero_write -c walseg.segment_size=1MB >/dev/null 2>"$WORK/err"
-rc=$?
-err=$(cat "$WORK/err")
-check "create: succeeds (rc=$rc)" test "$rc" -eq 0
+run_ok create create --dir "$MNT/created" --method zero_write -c walseg.segment_size=1MB
 check "create: advises its own option" contains "$err" "use --method sparse (now zero_write)"
 check "create: does not advise the setting" lacks "$err" "set walseg.init_method"
 
 echo "== C24: btrfs with data copy-on-write, settings already as advised"
-"$WALSEG" write --dir "$MNT/advised" --records 10 -c walseg.segment_size=1MB -c walseg.init_method=sparse \
-  -c walseg.recycle=off >/dev/null 2>"$WORK/err"
-rc=$?
-err=$(cat "$WORK/err")
-check "advised: write succeeds (rc=$rc)" test "$rc" -eq 0
+run_ok advised write --dir "$MNT/advised" --records 10 -c walseg.segment_size=1MB -c walseg.init_method=sparse \
+  -c walseg.recycle=off
 # The new-user trial: "...recycling forces read-modify-write of old blocks; or make the directory
 # NOCOW": an "or" after no advice.
 check "advised: no dangling 'or'" lacks "$err" "old blocks; or make"
@@ -94,10 +94,7 @@ echo "== C24: btrfs directory made NOCOW (chattr +C before any file is created)"
 nocow=$MNT/nocow
 mkdir "$nocow" && chattr +C "$nocow"
 check "nocow: the attribute is set" contains "$(lsattr -d "$nocow")" "C"
-"$WALSEG" write --dir "$nocow" --records 100 "${SETTINGS[@]}" >/dev/null 2>"$WORK/err"
-rc=$?
-err=$(cat "$WORK/err")
-check "nocow: write succeeds (rc=$rc)" test "$rc" -eq 0
+run_ok nocow write --dir "$nocow" --records 100 "${SETTINGS[@]}"
 check "nocow: no copy-on-write warning" lacks "$err" "copy-on-write filesystem"
 check "nocow: segments inherit NOCOW" contains "$(lsattr "$nocow"/000000010000000000000001)" "C"
 
