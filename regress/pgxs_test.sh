@@ -83,6 +83,11 @@ echo "make USE_PGXS=1: a build for another pg_config refused; clean removes only
 # ---- 3. make USE_PGXS=1 installcheck against a running server ----------------------------------
 (cd "$work/build" && make -f "$makefile" USE_PGXS=1 PG_CONFIG="$pg_config" walseg_installcheck.conf) \
   >> "$work/make.log" 2>&1 || fail "make walseg_installcheck.conf"
+# The server's user reads every file the conf names; a private checkout (mode 0700) is not
+# readable by it, so nothing the conf includes may lie in the source tree.
+if grep -F "$top" "$work/build/walseg_installcheck.conf"; then
+  fail "walseg_installcheck.conf includes a file in the source tree, which the server's user may not read"
+fi
 if [ "$(id -u)" -eq 0 ]; then chown -R "$WALSEG_RUN_USER" "$work"; fi
 run "$bindir/initdb" -D "$data" -A trust -U postgres --no-locale -N >/dev/null
 { cat "$work/build/walseg_installcheck.conf"
