@@ -214,6 +214,21 @@ BOOST_AUTO_TEST_CASE(cross_rules_are_checked_after_command_line_overrides) {
   BOOST_TEST(value(names::kMinSize) == "128MB");
 }
 
+// check-config promises every error in one run: a rule left out because it reads a refused
+// value was not said at all, so fixing the value brought a new error (new-user trial 3).
+BOOST_AUTO_TEST_CASE(a_rule_left_out_over_a_refused_value_is_said_on_the_refusal) {
+  auto r = start("walseg.segment_size = bogus\nwalseg.min_size = 20MB\n");
+  BOOST_TEST_REQUIRE(r.errors.size() == 1u, to_string(r.errors));
+  BOOST_TEST(r.errors[0].parameter == "walseg.segment_size");
+  BOOST_TEST(r.errors[0].hint.find("not checked until this value is valid") != std::string::npos, r.errors[0].hint);
+  BOOST_TEST(r.errors[0].hint.find("\"walseg.min_size\" must be at least twice \"walseg.segment_size\"") !=
+                 std::string::npos, r.errors[0].hint);
+  // A rule that holds with the default in place is not named.
+  auto quiet = start("walseg.segment_size = bogus\nwalseg.min_size = 200MB\n");
+  BOOST_TEST_REQUIRE(quiet.errors.size() == 1u, to_string(quiet.errors));
+  BOOST_TEST(quiet.errors[0].hint.find("not checked") == std::string::npos, quiet.errors[0].hint);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(reload_rules, Fixture)

@@ -120,13 +120,22 @@ ConfigError locate_cross(const Registry& next, ConfigError e, std::span<const st
   return e;
 }
 
-// Whether a rule reads a setting whose value was refused: the value left in its place is not
+// The error that refused a value the rule reads, if any: the value left in its place is not
 // what anybody wrote, so the rule would judge the wrong combination.
-bool reads_refused(const ConfigError& rule, const std::vector<ConfigError>& errors) {
-  for (const ConfigError& e : errors)
+ConfigError* refusal_read_by(const ConfigError& rule, std::vector<ConfigError>& errors) {
+  for (ConfigError& e : errors)
     for (const std::string& name : rule.reads)
-      if (!e.parameter.empty() && detail::iequals(e.parameter, name)) return true;
-  return false;
+      if (!e.parameter.empty() && detail::iequals(e.parameter, name)) return &e;
+  return nullptr;
+}
+
+// A rule left out is said on the refusal, so that fixing the value brings no new error by
+// surprise: check-config promises every error in one run.
+void say_not_checked(ConfigError& refusal, const ConfigError& rule) {
+  if (!refusal.hint.empty()) refusal.hint += ' ';
+  refusal.hint += fmt::format(
+      "A rule across settings is not checked until this value is valid (it fails with the default in "
+      "its place): {}.", rule.message);
 }
 
 // A number with a leading zero ("010", "-07kB") is octal to PostgreSQL's parse_int (strtol
@@ -208,8 +217,12 @@ void report_changes(const Registry& before, const Registry& after, LoadReport& r
 // other errors (check-config lists them all in one run), except those that read a refused value.
 void finish_start(Registry& next, std::vector<ConfigError>& errors, std::span<const std::string> overrides = {}) {
   next.derive_defaults();
-  for (ConfigError& e : next.cross_check())
-    if (!reads_refused(e, errors)) errors.push_back(locate_cross(next, std::move(e), overrides));
+  for (ConfigError& e : next.cross_check()) {
+    if (ConfigError* refusal = refusal_read_by(e, errors))
+      say_not_checked(*refusal, e);
+    else
+      errors.push_back(locate_cross(next, std::move(e), overrides));
+  }
 }
 
 }  // namespace
