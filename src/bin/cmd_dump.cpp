@@ -57,11 +57,14 @@ std::optional<WalReaderOptions> reader_options(const ReadArgs& a, std::uint64_t 
     std::set<TimeLineId> present;
     for (const auto& e : Directory::open(a.dir).list())
       if (auto n = parse_segment_file_name(e.name, control->segment_size_bytes)) present.insert(n->timeline);
+    // Status 1, as "no WAL in D" and pg_waldump's "could not find any WAL file": 2 is what
+    // recover and dump say for corruption, and a script must tell the two apart.
     if (!present.count(a.timeline))
-      throw std::invalid_argument(fmt::format("--timeline {}: \"{}\" holds no segment of timeline {} (its WAL is on "
-                                              "timeline {}, as {} says; segments here are of timeline{} {})",
-                                              a.timeline, a.dir, a.timeline, control->timeline, kControlFileName,
-                                              present.size() == 1 ? "" : "s", fmt::join(present, ", ")));
+      throw make_error(ENOENT, "read WAL", a.dir,
+                       fmt::format("--timeline {}: \"{}\" holds no segment of timeline {} (its WAL is on "
+                                   "timeline {}, as {} says; segments here are of timeline{} {})",
+                                   a.timeline, a.dir, a.timeline, control->timeline, kControlFileName,
+                                   present.size() == 1 ? "" : "s", fmt::join(present, ", ")));
     o.timeline = a.timeline;
     o.durable_lsn.reset();
   }
