@@ -147,7 +147,13 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
   print_fallbacks(cs, v);
   print_working(cs, w, fs.copy_on_write, v);
   const std::string both(to_string(results[w.chosen].method));
-  fmt::print("  both: walseg.init_method = {}\n", both);
+  // After a fallback the rows that won are another method's (the JSON's both_row): said, so
+  // that the line can be found in the tables (ext2, the new-user trial).
+  if (cs[w.chosen].name != both)
+    fmt::print("  both: walseg.init_method = {}  (the rows of {}, which ran as {} here)\n", both, cs[w.chosen].name,
+               both);
+  else
+    fmt::print("  both: walseg.init_method = {}\n", both);
   // One candidate passes every step by itself: the line names it, but compared it with nothing.
   if (cs.size() == 1) {
     fmt::print("  (only {} was measured (--methods): it is named because nothing else was; run with more "
