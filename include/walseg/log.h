@@ -16,8 +16,11 @@ enum class LogLevel { kDebug2, kLog, kWarning };
 
 using LogSink = std::function<void(LogLevel, const std::string&)>;
 
-/// Replaces the sink (default: print LOG and WARNING to stderr, drop DEBUG2).
+/// Replaces the sink (default: default_log_sink()).
 void set_log_sink(LogSink sink);
+/// The sink in place until set_log_sink(): LOG and WARNING to stderr as `LEVEL:  message`,
+/// DEBUG2 dropped. A host that filters for a while wraps it and sets it back afterwards.
+LogSink default_log_sink();
 void log(LogLevel level, const std::string& message);
 const char* log_level_name(LogLevel level);
 

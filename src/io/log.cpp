@@ -8,13 +8,17 @@ namespace walseg {
 namespace {
 std::mutex mu;
 LogSink& sink() {
-  static LogSink s = [](LogLevel level, const std::string& msg) {
-    if (level == LogLevel::kDebug2) return;
-    std::fprintf(stderr, "%s:  %s\n", log_level_name(level), msg.c_str());
-  };
+  static LogSink s = default_log_sink();
   return s;
 }
 }  // namespace
+
+LogSink default_log_sink() {
+  return [](LogLevel level, const std::string& msg) {
+    if (level == LogLevel::kDebug2) return;
+    std::fprintf(stderr, "%s:  %s\n", log_level_name(level), msg.c_str());
+  };
+}
 
 void set_log_sink(LogSink s) {
   std::lock_guard lk(mu);
