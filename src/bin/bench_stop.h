@@ -1,4 +1,4 @@
-// How `walseg bench` and `walseg write` are stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE
+// How `walseg bench`, `walseg write` and `walseg create` are stopped by SIGINT, SIGTERM, SIGHUP or SIGPIPE
 // without being killed, so that bench can remove its scratch directory first and write can
 // end cleanly with its summary, and then exit 128 + the signal's number.
 //
@@ -16,7 +16,7 @@
 // ignored, a write to a closed stdout fails with EPIPE and the reader check above still stops
 // bench (exit 141).
 //
-// Not for: the other subcommands, which keep the default dispositions.
+// Used by bench, write and create; the other subcommands keep the default dispositions.
 // Thread-safety: stop_signal() and check_stop() from any thread; one StopSignals at a time,
 // made on main's thread. Lifetime: the signals stay blocked after ~StopSignals, until the
 // process exits, so that a SIGPIPE left pending by a failed write cannot kill it afterwards.

@@ -1,10 +1,14 @@
 // walseg create: install N segments by one init method, printing what each creation cost.
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "bench_stop.h"
 #include "command.h"
 #include "made_directory.h"
 #include "number_options.h"
@@ -151,9 +155,21 @@ void run_create(const CreateArgs& a) {
   mo.init_method_option = "--method";  // the new-user trial: create's advice named the setting
   // Refused before the manager changes anything (a new WAL's control file, leftovers).
   mo.before_changes = [&a, &cfg](SegmentManager& m) { refuse_unless_ahead(a, m, cfg.segment_size_bytes); };
+  // SIGINT, SIGTERM, SIGHUP or a closed stdout stop the run between segments: the one being
+  // filled is finished and installed, so nothing is left under a temp name (a kill mid-fill
+  // left xlogtemp.<pid> for the next writer to clear), and the run says how far it got.
+  StopSignals stop;
   MadeDirectory made(a.dir);
   SegmentManager m(made.open(), mo);
   for (int i = 0; i < a.count; ++i) {
+    check_stdout_reader();
+    if (const int signo = stop_signal(); signo != 0) {
+      std::fprintf(stderr, "walseg create: interrupted by %s after %d of %d segments; each made is complete and "
+                   "installed, none was begun after it\n",
+                   signal_name(signo).c_str(), i, a.count);
+      exit_status() = 128 + signo;
+      return;
+    }
     const SegNo segno = a.start + static_cast<SegNo>(i);
     CreateReport r;
     try {
@@ -167,9 +183,11 @@ void run_create(const CreateArgs& a) {
       throw;
     }
     made.keep();
+    if (stop_signal() == SIGPIPE) continue;  // its reader is gone: the loop's check stops
     if (i == 0) fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", "segment", "method used", "size", "allocated", "total us");
     fmt::print("{:<26} {:<16} {:>12} {:>14} {:>10}\n", r.name, to_string(r.alloc.used),
                r.alloc.size_bytes, r.alloc.allocated_bytes, r.times.total_us);
+    if (std::fflush(stdout) != 0 && errno == EPIPE) request_stop(SIGPIPE);
   }
 }
 
