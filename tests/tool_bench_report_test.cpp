@@ -80,13 +80,13 @@ BOOST_AUTO_TEST_CASE(Verdict_EndsWithWhatToSetForEachHost_FromTheRows) {
   BOOST_TEST_REQUIRE(v.contains("what_to_set"), v.dump());
   const auto& set = v["what_to_set"];
   // PostgreSQL alone: wal_init_zero by the rule over its two fills, zeros (created as
-  // pg16_reference, committing as zero_write) and a hole (sparse).
-  const auto* pg16 = row_of(doc, "create", "pg16_reference");
+  // pg15_reference, committing as zero_write) and a hole (sparse).
+  const auto* pg15 = row_of(doc, "create", "pg15_reference");
   const auto* zw = row_of(doc, "write", "zero_write");
   const auto* sc = row_of(doc, "create", "sparse");
   const auto* sw = row_of(doc, "write", "sparse");
-  BOOST_TEST_REQUIRE((pg16 && zw && sc && sw));
-  const std::string pg = rule({{"on", (*pg16)["median_us"].get<double>(), (*zw)["p10_us"].get<double>()},
+  BOOST_TEST_REQUIRE((pg15 && zw && sc && sw));
+  const std::string pg = rule({{"on", (*pg15)["median_us"].get<double>(), (*zw)["p10_us"].get<double>()},
                                {"off", (*sc)["median_us"].get<double>(), (*sw)["p10_us"].get<double>()}});
   BOOST_TEST(set["postgresql"]["wal_init_zero"] == pg, set.dump());
   // Not copy-on-write here: recycling is on everywhere.
@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(Json_ReferenceRowsMarked_SyscallsNullWhereUncounted_SwitchC
                " --segments 2 --write-bytes 64kB --switch-boundaries 8 --json '" + dir + "/j.json'");
   BOOST_TEST_REQUIRE(r.status == 0, r.err);
   const auto doc = nlohmann::json::parse(std::ifstream(dir + "/j.json"));
-  for (const char* m : {"pg14_reference", "pg16_reference", "recycle"})
+  for (const char* m : {"pg13_reference", "pg15_reference", "recycle"})
     BOOST_TEST((row_of(doc, "create", m) != nullptr && (*row_of(doc, "create", m))["reference"] == true), m);
   BOOST_TEST((*row_of(doc, "create", "sparse"))["reference"] == false);
   // One name for recycling in both tables, and it is a reference there too.
@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(Json_ReferenceRowsMarked_SyscallsNullWhereUncounted_SwitchC
 BOOST_AUTO_TEST_CASE(Tables_SayWhenAllocatedWasTakenAndOpsIsOneOverTheMedian_ReferencesSayWhatTheyAre) {
   // ops/s was n / the sum of the samples (1 / the mean), a statistic no column printed; the
   // `allocated` column did not say when it was measured; the references' `used` said
-  // zero_write (pg14_reference, pg16_reference) or recycle, which are not what they do.
+  // zero_write (pg13_reference, pg15_reference) or recycle, which are not what they do.
   auto r = run("bench --dir '" + dir + "' --phases create,write --methods sparse --segment-size 1MB --segments 3"
                " --write-bytes 64kB --json '" + dir + "/j.json'");
   BOOST_TEST_REQUIRE(r.status == 0, r.err);
@@ -166,10 +166,10 @@ BOOST_AUTO_TEST_CASE(Tables_SayWhenAllocatedWasTakenAndOpsIsOneOverTheMedian_Ref
     const double median = row["median_us"].get<double>();
     BOOST_TEST(std::abs(row["ops_per_s"].get<double>() - 1e6 / median) < 1e-6 * (1e6 / median), row.dump());
   }
-  for (const char* m : {"pg14_reference", "pg16_reference", "recycle"}) BOOST_TEST_REQUIRE(row_of(doc, "create", m) != nullptr, m);
+  for (const char* m : {"pg13_reference", "pg15_reference", "recycle"}) BOOST_TEST_REQUIRE(row_of(doc, "create", m) != nullptr, m);
   BOOST_TEST_REQUIRE(row_of(doc, "write", "recycle") != nullptr);
-  BOOST_TEST((*row_of(doc, "create", "pg14_reference"))["method_used"] == "zeros, 8kB writes");
-  BOOST_TEST((*row_of(doc, "create", "pg16_reference"))["method_used"] == "zeros, 256kB pwritev");
+  BOOST_TEST((*row_of(doc, "create", "pg13_reference"))["method_used"] == "zeros, 8kB writes");
+  BOOST_TEST((*row_of(doc, "create", "pg15_reference"))["method_used"] == "zeros, 256kB pwritev");
   BOOST_TEST((*row_of(doc, "create", "recycle"))["method_used"] == "rename, no fill");
   BOOST_TEST((*row_of(doc, "write", "recycle"))["method_used"] == "recycled segment");
   BOOST_TEST(contains(r.out, "  * ops/s: 1 / median. allocated: st_blocks x 512 of each segment right after its creation;"), r.out);

@@ -39,6 +39,13 @@
 #include "utils/timestamp.h"
 
 #define WALSEG_BENCH_MAX_N 1000
+/*
+ * At most this much written by one call's create phase (n creations of segment_size per
+ * method, zero_write's worst case): n and segment_size are each bounded, but their product
+ * with seven methods reached terabytes, hours of I/O that only statement_timeout or a cancel
+ * would stop. 64GB still allows n = 5 of every method at 1GB segments.
+ */
+#define WALSEG_BENCH_MAX_CREATE_MB (64 * 1024)
 
 PG_FUNCTION_INFO_V1(walseg_prealloc);
 PG_FUNCTION_INFO_V1(walseg_bench);
@@ -206,6 +213,12 @@ walseg_bench(PG_FUNCTION_ARGS)
 						errmsg("n %d is out of range", n),
 						errdetail("It must be between 1 and %d.", WALSEG_BENCH_MAX_N)));
 	nmethods = bench_methods(PG_ARGISNULL(0) ? NULL : PG_GETARG_ARRAYTYPE_P(0), methods);
+	if ((int64) n * nmethods * (size / (1024 * 1024)) > WALSEG_BENCH_MAX_CREATE_MB)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						errmsg("walseg_bench would write up to " INT64_FORMAT " MB", (int64) n * nmethods * (size / (1024 * 1024))),
+						errdetail("Its create phase makes n (%d) segments of segment_size (" INT64_FORMAT " MB) per method (%d); at most %d MB are allowed.",
+								  n, size / (1024 * 1024), nmethods, WALSEG_BENCH_MAX_CREATE_MB),
+						errhint("Give a smaller n, a smaller segment_size, or fewer methods.")));
 
 	InitMaterializedSRF(fcinfo, 0);
 	lock_bench("walseg_bench()");

@@ -28,8 +28,8 @@
 namespace walseg::tool {
 
 /// Reference methods implemented by the bench only (not init methods of the library).
-inline constexpr const char* kPg14Reference = "pg14_reference";
-inline constexpr const char* kPg16Reference = "pg16_reference";
+inline constexpr const char* kPg13Reference = "pg13_reference";
+inline constexpr const char* kPg15Reference = "pg15_reference";
 /// Rename of an already-written segment: the create row, and the write row of commits into one.
 inline constexpr const char* kRecycle = "recycle";
 
@@ -103,7 +103,7 @@ Row latency_row(std::string phase, std::string method, std::vector<double>& us,
 /// there before is removed first).
 Directory phase_dir(Scratch& scratch, const std::string& phase, const std::string& method);
 
-/// Phase `create`: each method's durable creation, plus pg14/pg16 references and recycle.
+/// Phase `create`: each method's durable creation, plus pg13/pg15 references and recycle.
 std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch);
 /// Phase `write`: write_size pwrite + sync into fresh segments of each method, a recycled
 /// segment, and plain append.

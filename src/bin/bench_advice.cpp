@@ -17,12 +17,12 @@ struct Setting {
 };
 
 // PostgreSQL has two fills: zeros over the file (wal_init_zero = on; its creation is
-// pg16_reference's, its commits a zero-filled file's) or one byte at the end (off: a file with
+// pg15_reference's, its commits a zero-filled file's) or one byte at the end (off: a file with
 // a hole, as sparse). The same rule decides between them.
 Setting wal_init_zero(const FsInfo& fs, const std::vector<Row>& rows) {
   const Row* zw = find_row(rows, "write", "zero_write");
   const Row* sw = find_row(rows, "write", "sparse");
-  const Row* zc = find_row(rows, "create", kPg16Reference, true);
+  const Row* zc = find_row(rows, "create", kPg15Reference, true);
   const Row* sc = find_row(rows, "create", "sparse");
   if (!zw || !sw || !zc || !sc)
     return {"", "not measured: give --methods with zero_write and sparse, PostgreSQL's two fills"};
@@ -31,7 +31,7 @@ Setting wal_init_zero(const FsInfo& fs, const std::vector<Row>& rows) {
       ProbeResult{InitMethod::kSparse, sc->lat.median, sw->lat.p10, sw->lat.median, sw->lat.p99}};
   const bool on = decide_init_method(two, fs.copy_on_write) == InitMethod::kZeroWrite;
   return {on ? "on" : "off",
-          fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg16_reference, {} us; "
+          fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg15_reference, {} us; "
                       "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10)",
                       cell(zc->lat.median), cell(zw->lat.p10), cell(sc->lat.median), cell(sw->lat.p10))};
 }

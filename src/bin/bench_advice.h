@@ -6,7 +6,7 @@
 // (walseg.init_method, walseg.prealloc_segments), and the walseg tool has its own
 // walseg.init_method and walseg.recycle. Each value printed comes from this run's rows by a
 // stated rule: wal_init_zero by the same rule over the two fills PostgreSQL has (zero_write
-// with pg16_reference's creation, sparse); recycling by the recycle rows where the filesystem
+// with pg15_reference's creation, sparse); recycling by the recycle rows where the filesystem
 // is copy-on-write (PostgreSQL's advice there is wal_recycle = off), on otherwise;
 // prealloc_segments by the switch phase's pooled stalls when it ran.
 //

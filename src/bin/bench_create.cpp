@@ -20,18 +20,19 @@ namespace walseg::tool {
 namespace {
 
 constexpr std::uint64_t kPgBlockBytes = 8192;  // XLOG_BLCKSZ
-constexpr int kPgIovecs = 32;                   // PG_IOV_MAX in PostgreSQL 15/16
+constexpr int kPgIovecs = 32;                   // PG_IOV_MAX in PostgreSQL 14 and later
 
 alignas(4096) const char kZeroBlock[kPgBlockBytes] = {};
 
-// PostgreSQL 14 and older: one 8 kB write() after another (pwrite here, same cost).
-void pg14_fill(File& f, std::uint64_t size, AllocReport& r) {
+// PostgreSQL 13 and older: one 8 kB write() after another (pwrite here, same cost).
+void pg13_fill(File& f, std::uint64_t size, AllocReport& r) {
   for (std::uint64_t off = 0; off < size; off += kPgBlockBytes) f.pwrite_all(kZeroBlock, kPgBlockBytes, off);
   r.used = InitMethod::kZeroWrite;
 }
 
-// PostgreSQL 15/16 pg_pwrite_zeros: pwritev of 32 iovecs, each the same 8 kB zero block.
-void pg16_fill(File& f, std::uint64_t size, AllocReport& r) {
+// PostgreSQL 14 and later (15 is the extension's): pwritev of 32 iovecs, each the same 8 kB zero
+// block (XLogFileInitInternal; pg_pwrite_zeros since 16).
+void pg15_fill(File& f, std::uint64_t size, AllocReport& r) {
   struct iovec iov[kPgIovecs];
   for (auto& v : iov) v = {const_cast<char*>(kZeroBlock), kPgBlockBytes};
   constexpr std::uint64_t kChunk = kPgBlockBytes * kPgIovecs;
@@ -86,8 +87,8 @@ Directory phase_dir(Scratch& scratch, const std::string& phase, const std::strin
 std::vector<Row> bench_create(const BenchSettings& s, Scratch& scratch) {
   std::vector<Series> series;
   for (InitMethod m : s.methods) series.push_back(Series{std::string(to_string(m)), false, m, {}, {}, {}, {}, 0, 0, {}, {}});
-  series.push_back(Series{kPg14Reference, true, std::nullopt, pg14_fill, "zeros, 8kB writes", {}, {}, 0, 0, {}, {}});
-  series.push_back(Series{kPg16Reference, true, std::nullopt, pg16_fill, "zeros, 256kB pwritev", {}, {}, 0, 0, {}, {}});
+  series.push_back(Series{kPg13Reference, true, std::nullopt, pg13_fill, "zeros, 8kB writes", {}, {}, 0, 0, {}, {}});
+  series.push_back(Series{kPg15Reference, true, std::nullopt, pg15_fill, "zeros, 256kB pwritev", {}, {}, 0, 0, {}, {}});
   series.push_back(Series{kRecycle, true, std::nullopt, {}, {}, {}, {}, 0, 0, {}, {}});
   for (auto& se : series) se.dir = phase_dir(scratch, "create", se.name);
 

@@ -31,7 +31,7 @@ std::string rough(std::uint64_t bytes) {
 // keeps). sparse and none allocate nothing; every other method, both references and recycle's
 // written segments hold the whole segment.
 std::uint64_t create_bytes(const BenchSettings& s) {
-  std::uint64_t full = 3;  // pg14_reference, pg16_reference, recycle
+  std::uint64_t full = 3;  // pg13_reference, pg15_reference, recycle
   for (InitMethod m : s.methods)
     if (m != InitMethod::kSparse && m != InitMethod::kNone) ++full;
   return full * static_cast<std::uint64_t>(s.segments) * s.segment_size;
