@@ -116,9 +116,14 @@ std::string describe_without_control(const Directory& dir, const std::string& na
         return fmt::format("segment name, timeline {}, the size of a {} segment{}", info.timeline,
                            format_size(size), head);
       if (size == 0 || head.rfind("; its first page", 0) == 0)
-        return fmt::format("segment name, timeline {}, {} bytes (as an append-mode method, init_method none, leaves a "
-                           "segment){}",
-                           info.timeline, size, head);
+        // Not "as none leaves it" for 0 bytes: none stamps 44 bytes (the new-user trial read
+        // bench's unstamped create-phase files so).
+        return fmt::format("segment name, timeline {}, {} bytes ({}){}", info.timeline, size,
+                           size == 0 ? "empty: a segment of an append-mode method before its ready stamp, as bench's "
+                                       "create phase leaves them, or a file cut short"
+                                     : "short, as an append-mode method (init_method none, fallocate_keep_size) "
+                                       "makes a segment: its ready stamp, then what was appended",
+                           head);
       return fmt::format("segment name, {} bytes (not {}: another segment size? try --segment-size)", size,
                          cfg.segment_size_bytes);
     }
