@@ -263,10 +263,28 @@ BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_un
 BOOST_AUTO_TEST_CASE(lock_file_left_empty_or_zeroed_by_a_crash_is_taken_over) {
   for (const std::string& content : {std::string(), std::string(7, '\0')}) {
     put_file(dir / "walseg.lock", content);
+    BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0600) == 0);  // as walseg makes it
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
     BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
     BOOST_TEST(lock.earlier_writer_pids().empty());
+  }
+}
+
+// Break-it round 21: a user's empty walseg.lock (`: > walseg.lock`, mode 0644) was taken for
+// one a crash left and rewritten. walseg makes its lock file 0600, as its own user.
+BOOST_AUTO_TEST_CASE(an_empty_lock_file_not_made_as_walseg_makes_it_is_refused) {
+  for (const std::string& content : {std::string(), std::string(7, '\0')}) {
+    put_file(dir / "walseg.lock", content);
+    BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0644) == 0);
+    Directory d = Directory::open(dir.path());
+    BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                          error_is(EEXIST, {"could not use lock file \"" + dir.path() + "/walseg.lock\"", "not walseg's",
+                                            "move it out of the directory"}));
+    BOOST_TEST(file_text(dir / "walseg.lock") == content);
+    struct stat st{};
+    BOOST_REQUIRE(::stat((dir / "walseg.lock").c_str(), &st) == 0);
+    BOOST_TEST((st.st_mode & 07777) == 0644u);
   }
 }
 

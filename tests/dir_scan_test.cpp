@@ -408,6 +408,7 @@ BOOST_AUTO_TEST_CASE(a_temporary_name_holding_someone_elses_bytes_is_never_remov
   {
     std::vector<char> probe(8192, '\x5a');
     std::ofstream(dir / "xlogtemp.4242.4244", std::ios::binary).write(probe.data(), static_cast<std::streamsize>(probe.size()));
+    std::filesystem::permissions(dir / "xlogtemp.4242.4244", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   }
   for (int opening = 0; opening < 2; ++opening) {
     ScanReport r = scan_and_clean(d, c1, false);
@@ -416,6 +417,28 @@ BOOST_AUTO_TEST_CASE(a_temporary_name_holding_someone_elses_bytes_is_never_remov
   }
   BOOST_TEST(!path_exists(dir / "xlogtemp.4242.4243"));
   BOOST_TEST(!path_exists(dir / "xlogtemp.4242.4244"));
+}
+
+// Break-it round 21: a user's file of zeros named for the last writer's PID, mode 0644, was
+// removed as that writer's leftover. walseg makes its files 0600 and owns them.
+BOOST_AUTO_TEST_CASE(a_temporary_file_not_made_as_walseg_makes_them_is_never_removed) {
+  make_file(dir / "xlogtemp.4242", 8192);    // zeros, 0600, ours: a leftover
+  make_file(dir / "xlogtemp.4242.5", 8192);  // zeros, but 0644
+  BOOST_REQUIRE(::chmod((dir / "xlogtemp.4242.5").c_str(), 0644) == 0);
+  make_file(dir / "xlogtemp.4242.6", 8192);  // zeros, 0600, another owner
+  BOOST_REQUIRE(::chown((dir / "xlogtemp.4242.6").c_str(), ::geteuid() + 1, static_cast<gid_t>(-1)) == 0 || ::geteuid() != 0);
+  const bool other_owner = ::geteuid() == 0;
+  for (int opening = 0; opening < 2; ++opening) {
+    ScanReport r = scan_and_clean(d, c1, false);
+    BOOST_TEST(path_exists(dir / "xlogtemp.4242.5"));
+    BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.5 (temporary file with mode 0644: walseg makes its files 0600)"));
+    if (other_owner) {
+      BOOST_TEST(path_exists(dir / "xlogtemp.4242.6"));
+      BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.6 (temporary file owned by user ID " + std::to_string(::geteuid() + 1) +
+                                            ", not " + std::to_string(::geteuid()) + ", the user walseg runs as)"));
+    }
+  }
+  BOOST_TEST(!path_exists(dir / "xlogtemp.4242"));
 }
 
 // Break-it round 7 F1: only the first 64 kB were looked at, so a user's file of 64 kB of
@@ -427,6 +450,7 @@ BOOST_AUTO_TEST_CASE(bytes_of_someone_else_anywhere_in_a_temporary_file_keep_it)
       const std::string tail = "PRECIOUS USER DATA\n";
       std::copy(tail.begin(), tail.end(), bytes.begin() + 65536 + 100);
       std::ofstream(dir / "xlogtemp.4242.4250", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ::chmod((dir / "xlogtemp.4242.4250").c_str(), 0600);  // as walseg makes them: only the bytes differ
       make_file(dir / "xlogtemp.4242.4251", 3 * 65536);  // zeros past the first chunk too: walseg's
       ScanReport r = scan_and_clean(d, c1, false);
       BOOST_TEST(path_exists(dir / "xlogtemp.4242.4250"));
@@ -444,6 +468,7 @@ BOOST_AUTO_TEST_CASE(a_short_read_does_not_end_the_check_of_a_temporary_file) {
   const std::string tail = "PRECIOUS USER DATA\n";
   std::copy(tail.begin(), tail.end(), bytes.end() - 100);
   std::ofstream(dir / "xlogtemp.4242.4260", std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ::chmod((dir / "xlogtemp.4242.4260").c_str(), 0600);  // as walseg makes them: only the bytes differ
   failpoint::Spec shorter;
   shorter.kind = failpoint::Kind::kShort;
   shorter.short_bytes = 4096;

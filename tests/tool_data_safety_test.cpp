@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(ARefusedOpenPutsTheLastWritersPidBack) {
   const std::string wal = dir + "/wal";
   BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
   const std::string pid = last_writer_pid(wal);
-  std::ofstream(wal + "/xlogtemp." + pid + ".7", std::ios::binary) << std::string(8192, '\0');  // its crash's
+  put_as_walseg_would(wal + "/xlogtemp." + pid + ".7", std::string(8192, '\0'));  // its crash's
   auto refused = run("write --dir '" + wal + "' --records 1 -c walseg.segment_size=2MB");
   BOOST_TEST(refused.status != 0, refused.err);
   BOOST_TEST(last_writer_pid(wal) == pid);
@@ -181,10 +181,10 @@ BOOST_AUTO_TEST_CASE(AProbesLeftoversBeforeTheFirstControlFileAreRemovedByTheNex
   const std::string wal = dir + "/wal";
   fs::create_directories(wal);
   const std::string prober = "4242";
-  std::ofstream(wal + "/walseg.lock") << prober << "\n";
+  put_as_walseg_would(wal + "/walseg.lock", prober + "\n");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, as the probe's are
-  std::ofstream(wal + "/xlogtemp." + prober + ".0", std::ios::binary) << std::string(65536, '\0');
-  std::ofstream(wal + "/xlogtemp.777.0", std::ios::binary) << std::string(65536, '\0');  // not the prober's
+  put_as_walseg_would(wal + "/xlogtemp." + prober + ".0", std::string(65536, '\0'));
+  put_as_walseg_would(wal + "/xlogtemp.777.0", std::string(65536, '\0'));  // not the prober's
   auto r = run("write --dir '" + wal + "' --records 1" + k1MB);
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(!fs::exists(wal + "/xlogtemp." + prober + ".0"), r.err);

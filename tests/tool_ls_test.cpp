@@ -40,9 +40,10 @@ BOOST_AUTO_TEST_CASE(TemporaryNamesAreLabelledAsTheWriterTreatsThem) {
   const std::string wal = dir + "/wal";
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
   const std::string pid = last_writer_pid(wal);
-  std::ofstream(wal + "/xlogtemp." + pid, std::ios::binary) << std::string(8192, '\0');
-  std::ofstream(wal + "/xlogtemp.8") << std::string(100, 'X');
-  std::ofstream(wal + "/xlogtemp.7", std::ios::binary) << std::string(8192, '\0');  // another process's name
+  put_as_walseg_would(wal + "/xlogtemp." + pid, std::string(8192, '\0'));
+  put_as_walseg_would(wal + "/xlogtemp.8", std::string(100, 'X'));
+  put_as_walseg_would(wal + "/xlogtemp.7", std::string(8192, '\0'));  // another process's name
+  std::ofstream(wal + "/xlogtemp.6", std::ios::binary) << std::string(8192, '\0');  // 0644: not as walseg makes one
   BOOST_REQUIRE(::symlink("/nonexistent", (wal + "/xlogtemp.9").c_str()) == 0);
   std::ofstream(wal + "/walseg.control.tmp") << "x";
   auto r = run("ls --dir '" + wal + "'");
@@ -57,6 +58,8 @@ BOOST_AUTO_TEST_CASE(TemporaryNamesAreLabelledAsTheWriterTreatsThem) {
   // Round 16 L2: each label gives its own reason.
   BOOST_TEST(contains(line_of("xlogtemp.7"), "not walseg's: a temporary file not named for process " + pid), r.out);
   BOOST_TEST(contains(line_of("xlogtemp.9"), "not walseg's"), r.out);
+  BOOST_TEST(contains(line_of("xlogtemp.6"), "not walseg's: a temporary file with mode 0644: walseg makes its files 0600"),
+             r.out);
   BOOST_TEST(contains(line_of("walseg.control.tmp"), "not walseg's"), r.out);
 }
 

@@ -68,6 +68,15 @@ inline std::string last_writer_pid(const std::string& wal) {
   return pid;
 }
 
+/// A file written as walseg makes its own (mode 0600, this user), so that only what a test
+/// varies (its name, its bytes) tells it from a leftover of walseg's.
+inline void put_as_walseg_would(const std::string& path, const std::string& content) {
+  {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+}
+
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }

@@ -79,7 +79,13 @@ bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, s
   if (n > kMaxLockFileBytes) return false;
   std::string text(buf, n);
   if (bytes != nullptr) *bytes = text;
-  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
+  // Empty or zeros: a writer killed (or a power cut) between creating the file and writing
+  // its PID, if the file was made as walseg makes it (0600, this user); else someone's empty
+  // file (break-it round 21: a user's `: > walseg.lock`, 0644, was taken and rewritten).
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) {
+    const struct stat st = f.stat();
+    return (st.st_mode & 07777 & ~0600u) == 0 && st.st_uid == ::geteuid();
+  }
   if (text.back() == '\n') text.pop_back();
   std::vector<std::uint32_t> got;
   for (std::size_t at = 0; at <= text.size();) {
@@ -155,9 +161,12 @@ DirLock DirLock::acquire(Directory& dir) {
   if (!holds_walseg_content(f, &lock.previous_pids_, &lock.previous_text_))
     throw make_error(EEXIST, "open", f.path(),
                      fmt::format("could not use lock file \"{}\": it holds something other than the process "
-                                 "ID walseg writes there, so it is not walseg's and walseg will not overwrite "
+                                 "ID walseg writes there{}, so it is not walseg's and walseg will not overwrite "
                                  "it; move it out of the directory",
-                                 f.path()));
+                                 f.path(),
+                                 f.stat().st_size == 0 ? " (it is empty, but not made as walseg makes it: mode 0600, "
+                                                         "owned by the user walseg runs as)"
+                                                       : ""));
   // This process first, then the writers before it, whose leftovers are still to be removed
   // (the oldest dropped when the list is full); only this process once that is done.
   std::string pid = fmt::format("{}\n", ::getpid());

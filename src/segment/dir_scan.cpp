@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -83,6 +84,19 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   const std::int64_t born = made_files::birth_time_ns(dir.fd(), name);
   const std::int64_t lock_born = made_files::birth_time_ns(dir.fd(), kLockFileName);
   return born >= 0 && lock_born >= 0 && born <= lock_born;
+}
+
+// walseg creates every file of a WAL directory with mode 0600 (less under a umask), owned by
+// the user it runs as: a file with group or other bits, or another owner, is someone's
+// whatever it holds (break-it round 21: a user's 0644 file of zeros named for the last
+// writer's PID was removed as that writer's leftover). A leftover of a writer that ran as
+// another user is left too, the safe way.
+std::optional<std::string> not_made_like_walsegs(const struct stat& st) {
+  const unsigned mode = st.st_mode & 07777;
+  if ((mode & ~0600u) != 0) return fmt::format("with mode {:04o}: walseg makes its files 0600", mode);
+  if (st.st_uid != ::geteuid())
+    return fmt::format("owned by user ID {}, not {}, the user walseg runs as", st.st_uid, ::geteuid());
+  return std::nullopt;
 }
 
 // Bytes only: every caller asks born_before_lock first, and says which of the two it was.
@@ -224,6 +238,7 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                                                        const std::vector<std::uint32_t>& earlier_writer_pids) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
+  if (auto why = not_made_like_walsegs(st)) return why;
   // A directory whose control file this opening just made, without an earlier writer's
   // walseg.lock, was never walseg's: a temporary file there is someone else's. With one, the
   // earlier writer crashed before its control file (auto's probe comes first: break-it round
@@ -335,8 +350,8 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
       // round 8 F4).
       struct stat now{};
       if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
-          (name != kControlTempFileName &&
-           (born_before_lock(dir, name) || !temp_content_is_walsegs(dir, name, now, control)))) {
+          (name != kControlTempFileName && (born_before_lock(dir, name) || not_made_like_walsegs(now) ||
+                                            !temp_content_is_walsegs(dir, name, now, control)))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));
         continue;
