@@ -7,18 +7,23 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "tool_process.h"
 #include "tool_test_util.h"
 
 using namespace walseg_test;
@@ -220,6 +225,57 @@ BOOST_AUTO_TEST_CASE(ADirectoryWithoutAWal_IsAnErrorNotAnEmptyWal) {
       BOOST_TEST(!contains(r.out, "end of WAL"), cmd << ": " << r.out);
     }
   BOOST_TEST(fs::exists(dir + "/other/notes.txt"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Break-it round 21: a file put at a future segment name while `write` ran stopped the writer
+// ("could not create segment ...: file exists"), and recover then said only "invalid magic
+// number 696D in WAL segment ..., corruption: no": the cause, someone's file, was unsaid.
+BOOST_FIXTURE_TEST_SUITE(tool_recover_foreign_segment, ToolTest, *boost::unit_test::precondition(tool_built))
+
+BOOST_AUTO_TEST_CASE(AStopAtSomeonesFileUnderTheNextSegmentNameSaysWhoseItIs) {
+  const std::string wal = dir + "/wal";
+  ToolProcess p({"write", "--dir", wal, "--seconds", "60", "--record-size", "2000", "-c", "walseg.segment_size=1MB"},
+                dir + "/out", dir + "/err");
+  // Once three segments exist, someone's file goes at the first free name after them.
+  std::string planted;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(40);
+  while (planted.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::uint64_t highest = 0;
+    int segments = 0;
+    if (fs::exists(wal))
+      for (const auto& e : fs::directory_iterator(wal)) {
+        const std::string n = e.path().filename();
+        if (n.size() == 24 && n.find_first_not_of("0123456789ABCDEF") == std::string::npos) {
+          ++segments;
+          highest = std::max<std::uint64_t>(highest, std::stoull(n.substr(16), nullptr, 16));
+        }
+      }
+    if (segments >= 3)
+      for (std::uint64_t n = highest + 1; planted.empty() && n < highest + 64; ++n) {
+        const std::string name = fmt::format("00000001{:08X}{:08X}", 0, n);
+        const int fd = ::open((wal + "/" + name).c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd < 0) continue;
+        BOOST_REQUIRE(::write(fd, "mine\n", 5) == 5);
+        ::close(fd);
+        planted = name;
+      }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_REQUIRE(!planted.empty());
+  const int raw = p.wait(60);
+  BOOST_TEST((raw >= 0 && WIFEXITED(raw) && WEXITSTATUS(raw) == 1));
+  std::ostringstream kept;
+  kept << std::ifstream(wal + "/" + planted).rdbuf();
+  BOOST_TEST(kept.str() == "mine\n");
+  auto r = run("recover --dir '" + wal + "'");
+  BOOST_TEST(r.status == 0, r.out << r.err);
+  BOOST_TEST(contains(r.out, "invalid magic number 696D in WAL segment " + planted), r.out);
+  BOOST_TEST(contains(r.out, "note: segment \"" + planted + "\" is not walseg's: it has a segment's name but walseg did "
+                             "not make it for this WAL"),
+             r.out);
+  BOOST_TEST(contains(r.out, "move it out of the directory to let writing go on"), r.out);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
