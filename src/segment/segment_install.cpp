@@ -55,14 +55,9 @@ Error annotate(const Error& e, const std::string& final_path, std::uint64_t size
 
 // Removes what a failed creation left. Its own failure is reported, not thrown: the caller is
 // already throwing the error that matters, and the start-up scan removes a temp file later.
-// The removal is made durable: a cancelled fill is the common case (a writer's close), after
-// which the next opener rewrites walseg.lock with its own PID, and a power cut that then
-// brought the temp file's name back left a file walseg.lock no longer names the writer of,
-// which no later start removes (the power-loss suite, workload timeline_switch).
 void remove_half_made(Directory& dir, const std::string& name) {
   try {
     dir.unlink(name, true);
-    dir.fsync();
   } catch (const Error& e) {
     log(LogLevel::kWarning, fmt::format("{}; it is removed at the next start", e.what()));
   }

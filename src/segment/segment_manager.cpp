@@ -121,7 +121,18 @@ void SegmentManager::stop_preallocator() {
     stop_ = true;
   }
   work_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (!thread_.joinable()) return;
+  thread_.join();
+  // A fill cancelled by the stop removed its temp file: durably, before the next opener
+  // rewrites walseg.lock with its own PID. Else a power cut could bring the temp file's name
+  // back with no PID in walseg.lock naming its writer, and no later start would remove it
+  // (the power-loss suite, workload close_during_fill).
+  try {
+    dir_.fsync();
+  } catch (const Error& e) {
+    log(LogLevel::kWarning, fmt::format("{}; a temporary file the stop removed may come back after a crash, "
+                                        "and is then left in the directory", e.what()));
+  }
 }
 
 void SegmentManager::throw_stored_error_locked() {
