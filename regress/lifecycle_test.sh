@@ -21,6 +21,8 @@
 #    says 'in recovery', with NULLs for the pool, not zeros.
 # 4. Preloaded by an absolute path to a copy of walseg.so: the preallocator starts (it runs the
 #    library the postmaster loaded), and a WARNING says the SQL functions load $libdir's.
+# 5. No room: with max_wal_size larger than the disk the worker makes no segment, says so in
+#    one LOG line, walseg_status() names the cap, and walseg_prealloc() gives a NOTICE.
 # Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
 set -euo pipefail
 
@@ -251,6 +253,35 @@ grep -q "WARNING:  walseg was preloaded from \"$work/lib/walseg.so\", which is n
   fail "no WARNING that the SQL functions load another walseg.so"
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown (preloaded by path)"
 echo "preloaded by an absolute path: the preallocator runs that library, and a WARNING names both files"
+
+# ---- 5. no room: the pool leaves max_wal_size free -----------------------------------------
+# Break-it round 21: on a small pg_wal filesystem the preallocator made segments until 244 kB
+# were free; every other writer there got ENOSPC, and PostgreSQL a PANIC at its next segment.
+# It keeps max_wal_size free beyond a new segment (here more than any disk has), says so once,
+# walseg_status() names the cap, and walseg_prealloc() says why it made nothing.
+redo="$(run "$bindir/pg_controldata" -D "$data" | sed -n "s/^Latest checkpoint's REDO WAL file: *//p")"
+[ -n "$redo" ] || fail "no REDO WAL file from pg_controldata"
+for f in $(segments); do if [[ "$f" > "$redo" ]]; then rm -f "$data/pg_wal/$f"; fi; done  # future ones only
+before="$(segments | tr '\n' ' ')"
+sed -i "s|^shared_preload_libraries = .*|shared_preload_libraries = 'walseg'|" "$data/postgresql.conf"
+echo "max_wal_size = '1000TB'" >> "$data/postgresql.conf"
+: > "$log"
+start_server "with max_wal_size larger than the disk"
+for _ in $(seq 1 100); do grep -q "walseg preallocator is making no more segments" "$log" && break; sleep 0.1; done
+grep -q "walseg preallocator is making no more segments: pg_wal's filesystem has [0-9]* MB free" "$log" ||
+  fail "no LOG that the pool stopped for want of free space"
+grep -q "It keeps max_wal_size (1048576000 MB) free beyond a new segment" "$log" || fail "the LOG's DETAIL does not name max_wal_size"
+cap="$(psql_ -c "SELECT target_capped_by FROM walseg_status()")"
+[ "$cap" = "free space (max_wal_size kept free)" ] || fail "walseg_status().target_capped_by: '$cap'"
+made="$(psql_ -c "SELECT walseg_prealloc(1)" 2>"$work/notice")"
+[ "$made" = "0" ] || fail "walseg_prealloc(1) with no room made $made"
+grep -q "walseg_prealloc created 0 segments and stopped: pg_wal's filesystem has [0-9]* MB free" "$work/notice" ||
+  fail "walseg_prealloc gave no NOTICE: $(cat "$work/notice")"
+sleep 1  # more rounds of the worker, which must not say it again
+[ "$(grep -c "walseg preallocator is making no more segments" "$log")" -eq 1 ] || fail "the LOG was said more than once"
+[ "$(segments | tr '\n' ' ')" = "$before" ] || fail "segments were made with no room: $(segments | tr '\n' ' ')"
+run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown (no room)"
+echo "no room: the pool made nothing, said so once, walseg_status() says '$cap', walseg_prealloc() says why"
 
 echo "lifecycle_test: passed"
 rm -rf "$work"

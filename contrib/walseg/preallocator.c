@@ -132,6 +132,17 @@ top_up(WalsegWorkerView *view)
 	walseg_create_ahead(walseg_guc_prealloc_segments(), cancel, view, &r);
 	if (!r.in_recovery)
 		walseg_stats_ahead(r.ahead, r.target, r.cap, r.misses);
+	/* Said once when the pool stops for want of space, and once when it goes on. */
+	if (r.no_room != view->no_room)
+		ereport(LOG,
+				r.no_room
+				? (errmsg("walseg preallocator is making no more segments: pg_wal's filesystem has " UINT64_FORMAT " MB free",
+						  r.free_bytes / (1024 * 1024)),
+				   errdetail("It keeps max_wal_size (%d MB) free beyond a new segment, for PostgreSQL's own WAL.",
+							 max_wal_size_mb),
+				   errhint("Free space on that filesystem, or lower walseg.prealloc_segments or max_wal_size."))
+				: errmsg("walseg preallocator is making segments again: pg_wal's filesystem has room"));
+	view->no_room = r.no_room;
 	if (r.failed && r.err.canceled)
 		return 0;				/* a signal arrived mid-fill: handle it, then start over */
 	if (r.failed)

@@ -36,6 +36,7 @@
 #include "walseg.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "access/xlog.h"
@@ -303,6 +304,26 @@ look(int want, TimeLineID tli, WalsegWorkerView *worker, WalsegAhead *r, XLogSeg
 		r->misses += walseg_misses_look(&worker->misses, tli, *first);
 }
 
+/*
+ * Whether pg_wal's filesystem keeps max_wal_size free after one segment more: the room
+ * PostgreSQL's own WAL may take before a checkpoint recycles, as walseg_bench() keeps it.
+ * Segments made ahead are WAL PostgreSQL will write, but made early: on a filesystem shared
+ * with the data, or a small one, a pool filled to the last block gave every other writer
+ * ENOSPC from the server's start and PostgreSQL a PANIC at its next segment (break-it round
+ * 21). A statvfs failure does not stop the pool; the creation reports what is wrong.
+ */
+static bool
+room_for_one_more(uint64 *free_bytes)
+{
+	struct statvfs vfs;
+	uint64		need = (uint64) wal_segment_size + (uint64) max_wal_size_mb * 1024 * 1024;
+
+	if (statvfs(XLOGDIR, &vfs) != 0)
+		return true;
+	*free_bytes = (uint64) vfs.f_bavail * (uint64) vfs.f_frsize;
+	return *free_bytes >= need;
+}
+
 /* Books a segment this round installed: statistics, and the miss count's knowledge of it. */
 static void
 record_created(TimeLineID tli, XLogSegNo segno, const WalsegFill *fill, TimestampTz start,
@@ -368,6 +389,14 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegWorkerView *worker, Wal
 		if (method < 0 && !walseg_resolve_method(cancel, &method, &r->err))
 		{
 			r->failed = true;
+			break;
+		}
+		if (!room_for_one_more(&r->free_bytes))
+		{
+			/* Not behind: nothing to catch up until space is freed (a poll's pace). */
+			r->no_room = true;
+			r->behind = false;
+			r->cap = WALSEG_CAP_FREE_SPACE;
 			break;
 		}
 		start = GetCurrentTimestamp();

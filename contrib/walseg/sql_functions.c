@@ -128,6 +128,12 @@ walseg_prealloc(PG_FUNCTION_ARGS)
 	walseg_create_ahead(n, query_cancel(), NULL, &r);
 	if (r.failed)
 		raise_error("walseg_prealloc", &r.err);
+	if (r.no_room)
+		ereport(NOTICE,
+				(errmsg("walseg_prealloc created %d segments and stopped: pg_wal's filesystem has " UINT64_FORMAT " MB free",
+						r.created, r.free_bytes / (1024 * 1024)),
+				 errdetail("walseg keeps max_wal_size (%d MB) free beyond a new segment, for PostgreSQL's own WAL.",
+						   max_wal_size_mb)));
 	PG_RETURN_INT32(r.created);
 }
 

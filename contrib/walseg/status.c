@@ -54,6 +54,8 @@ cap_name(WalsegCap cap)
 			return "min_wal_size";
 		case WALSEG_CAP_CHECKPOINT_DISTANCE:
 			return "checkpoint distance";
+		case WALSEG_CAP_FREE_SPACE:
+			return "free space (max_wal_size kept free)";
 	}
 	return "unknown";
 }

@@ -16,7 +16,8 @@ CREATE FUNCTION walseg_status(
                                     -- distance is known) or checkpoint distance (what
                                     -- PostgreSQL's recycling keeps for the next cycle: the
                                     -- larger of the WAL since the last checkpoint and the
-                                    -- estimate of a cycle's WAL)
+                                    -- estimate of a cycle's WAL), or free space (a segment
+                                    -- more would leave less than max_wal_size free)
     OUT segments_created bigint,    -- by the preallocator and walseg_prealloc()
     OUT misses bigint,              -- segments the insert position reached before walseg
                                     -- had them ready, which PostgreSQL made itself

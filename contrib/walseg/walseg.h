@@ -45,8 +45,10 @@ typedef enum WalsegCap
 	WALSEG_CAP_PREALLOC_SEGMENTS,	/* walseg.prealloc_segments itself */
 	WALSEG_CAP_MAX_WAL_SIZE,	/* redo segment + max_wal_size - 1 */
 	WALSEG_CAP_MIN_WAL_SIZE,	/* recycle horizon at its floor: redo + min_wal_size - 1 */
-	WALSEG_CAP_CHECKPOINT_DISTANCE	/* recycle horizon from the checkpoint distance:
+	WALSEG_CAP_CHECKPOINT_DISTANCE,	/* recycle horizon from the checkpoint distance:
 									 * the estimate, or the WAL since the redo pointer */
+	WALSEG_CAP_FREE_SPACE		/* pg_wal's filesystem: a segment more would leave less
+								 * than max_wal_size free */
 } WalsegCap;
 
 /* Why the preallocator is not running, while it is not (walseg_status().state). */
@@ -145,6 +147,7 @@ typedef struct WalsegWorkerView
 	WalsegPacer *pacer;			/* the fills' pacing */
 	WalsegMisses misses;		/* the miss count's books */
 	WalsegCycles cycles;		/* the horizon's estimate */
+	bool		no_room;		/* the last round stopped for want of free space */
 } WalsegWorkerView;
 
 typedef struct WalsegAhead
@@ -157,6 +160,9 @@ typedef struct WalsegAhead
 	bool		in_recovery;	/* nothing done: recovery is in progress */
 	bool		behind;			/* the round ended with segments still missing */
 	bool		failed;			/* err says why; earlier creations stand */
+	bool		no_room;		/* stopped: a segment more would leave less than
+								 * max_wal_size free (cap says WALSEG_CAP_FREE_SPACE) */
+	uint64		free_bytes;		/* pg_wal's free space when no_room was found */
 	WalsegErr	err;
 } WalsegAhead;
 

@@ -79,7 +79,7 @@ SELECT * FROM walseg_bench(ARRAY['zero_write'], NULL);
 SELECT * FROM walseg_bench(ARRAY['zero_write'], 1048576, 0);
 SELECT * FROM walseg_bench(ARRAY['zero_write'], 1048576, 1001);
 -- n and segment_size are each in range, but together too much work for one call.
-SELECT * FROM walseg_bench(NULL, 1073741824, 10);
+SELECT * FROM walseg_bench(NULL, 1073741824, 20);
 -- Free space first: what the bench holds at once (one segment per method) plus max_wal_size
 -- left for PostgreSQL's WAL must be free, or it refuses, saying how much it needs (the free
 -- space varies, so it is shown as F).
