@@ -185,4 +185,21 @@ BOOST_AUTO_TEST_CASE(AnInterruptedBenchRemovesTheEmptyJsonFileItMadeOnly) {
   }
 }
 
+// Break-it round 21: a write refused when it opened the WAL (a busy lock, walseg.control a
+// link, a --dir that cannot be made) left the empty --ack-log it had made; one the user made
+// stays.
+BOOST_AUTO_TEST_CASE(ARefusedWriteRemovesTheEmptyAckLogItMadeOnly) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  BOOST_REQUIRE(::symlink("/nonexistent", (wal + "/walseg.control").c_str()) == 0);
+  for (const bool users : {false, true}) {
+    const std::string acks = dir + (users ? "/users.log" : "/new.log");
+    if (users) std::ofstream(acks).close();
+    auto r = run("write --dir '" + wal + "' --records 2 --ack-log '" + acks + "'" + k1MB);
+    BOOST_TEST(r.status == 1, r.err);
+    BOOST_TEST(fs::exists(acks) == users, acks << ": " << r.err);
+  }
+  BOOST_TEST(fs::is_symlink(wal + "/walseg.control"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

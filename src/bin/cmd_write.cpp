@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <stdexcept>
@@ -162,14 +163,20 @@ void run_write(const WriteArgs& a) {
   // the summary and a clean end, as --seconds would (issue 17); before any thread starts.
   StopSignals stop;
   MadeDirectory made(a.dir);
-  auto wal = Wal::open(made.open(), cfg);
+  std::unique_ptr<Wal> wal;
+  try {
+    wal = Wal::open(made.open(), cfg);
+    if (ack_file) ack_file->refuse_in(a.dir);  // a WAL directory made or moved where the log's directory was
+  } catch (...) {
+    // A refused run leaves no empty --ack-log of its own making (break-it round 21: a busy
+    // lock, a linked walseg.control or an unusable --dir left one).
+    if (ack_file) ack_file->remove_if_unwritten();
+    throw;
+  }
   made.keep();
   WalWriter& w = wal->writer();
   std::optional<AckLog> ack_log;
-  if (ack_file) {
-    ack_file->refuse_in(a.dir);  // a WAL directory made or moved where the log's directory was
-    ack_log.emplace(std::move(*ack_file));
-  }
+  if (ack_file) ack_log.emplace(std::move(*ack_file));
   // An error (a full disk, say) still gets the summary of what was acknowledged before it
   // (the new-user trial: ENOSPC ended a run with the error alone; recover later found 510
   // records).
