@@ -357,8 +357,8 @@ BOOST_AUTO_TEST_CASE(ANonRegularFileUnderAnyNameWalsegWrites_IsRefusedWithoutBei
       {"check-config '" + dir + "/main.conf'", "it is a FIFO, not a regular file"},
       {"check-config '" + dir + "/conf.d/a.conf'", "it is a FIFO, not a regular file"},
       {"show all --config '" + dir + "/conf.d/a.conf'", "it is a FIFO, not a regular file"},
-      {"recover --dir '" + dir + "/fifo-control'", "walseg.control\" is damaged: it is not a regular file"},
-      {"write --dir '" + dir + "/fifo-control' --records 1" + k1MB, "walseg.control\" is damaged: it is not a regular file"},
+      {"recover --dir '" + dir + "/fifo-control'", "walseg.control\" is a FIFO, not the regular file walseg writes"},
+      {"write --dir '" + dir + "/fifo-control' --records 1" + k1MB, "walseg.control\" is a FIFO, not the regular file walseg writes"},
       {"write --dir '" + dir + "/other' --records 1 --ack-log '" + dir + "/acks'" + k1MB, "is not a regular file"},
       {"bench --dir '" + dir + "' --phases create --methods none --segments 1 --segment-size 1MB --json '" + dir +
            "/out.json'",

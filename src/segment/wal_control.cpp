@@ -28,6 +28,16 @@ namespace {
                                path, why));
 }
 
+// Not a file at all, as walseg writes one: "damaged ... restore it from a backup" misled for a
+// link or a FIFO someone put there (break-it round 21).
+[[noreturn]] void not_a_file(const std::string& path, const std::string& what) {
+  throw make_error(EINVAL, "read", path,
+                   fmt::format("control file \"{}\" is {}, not the regular file walseg writes: walseg "
+                               "will not follow, use or replace it. Put the directory's own control file "
+                               "there (the file itself, not a link to it), or move this out of the directory",
+                               path, what));
+}
+
 // Why the file under the temporary name is not a leftover of write_control, or nullopt if it
 // may be: a plain file of one link, no longer than a control file, beginning with the control
 // magic, or empty or all zeros (its bytes lost to a crash before its fsync, its size kept).
@@ -104,8 +114,8 @@ std::optional<WalControl> read_control_named(const Directory& dir, const char* n
     if (e.errnum() == ENOENT) return std::nullopt;
     throw;
   }
-  if (S_ISLNK(st.st_mode)) damaged(path, "it is a symbolic link");
-  if (!f.is_open()) damaged(path, "it is not a regular file");
+  if (S_ISLNK(st.st_mode)) not_a_file(path, "a symbolic link");
+  if (!f.is_open()) not_a_file(path, S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file");
   // Written whole, always: any other size is not a file walseg wrote.
   if (static_cast<std::uint64_t>(st.st_size) != kControlFileBytes)
     damaged(path, fmt::format("it is {} bytes, expected {}", st.st_size, kControlFileBytes));
