@@ -425,6 +425,11 @@ BOOST_AUTO_TEST_CASE(a_temporary_file_not_made_as_walseg_makes_them_is_never_rem
   make_file(dir / "xlogtemp.4242", 8192);    // zeros, 0600, ours: a leftover
   make_file(dir / "xlogtemp.4242.5", 8192);  // zeros, but 0644
   BOOST_REQUIRE(::chmod((dir / "xlogtemp.4242.5").c_str(), 0644) == 0);
+  const std::vector<std::pair<std::string, std::string>> inside = {{"7", "0400"}, {"8", "0200"}, {"9", "0000"}};
+  for (const auto& [n, m] : inside) {  // round 22: modes inside 0600 are not 0600
+    make_file(dir / ("xlogtemp.4242." + n), 8192);
+    BOOST_REQUIRE(::chmod((dir / ("xlogtemp.4242." + n)).c_str(), static_cast<mode_t>(std::stoi(m, nullptr, 8))) == 0);
+  }
   make_file(dir / "xlogtemp.4242.6", 8192);  // zeros, 0600, another owner
   BOOST_REQUIRE(::chown((dir / "xlogtemp.4242.6").c_str(), ::geteuid() + 1, static_cast<gid_t>(-1)) == 0 || ::geteuid() != 0);
   const bool other_owner = ::geteuid() == 0;
@@ -432,6 +437,11 @@ BOOST_AUTO_TEST_CASE(a_temporary_file_not_made_as_walseg_makes_them_is_never_rem
     ScanReport r = scan_and_clean(d, c1, false);
     BOOST_TEST(path_exists(dir / "xlogtemp.4242.5"));
     BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.5 (temporary file with mode 0644: walseg makes its files 0600)"));
+    for (const auto& [n, m] : inside) {
+      BOOST_TEST(path_exists(dir / ("xlogtemp.4242." + n)), m);
+      BOOST_TEST(contains(r.left_alone, "xlogtemp.4242." + n + " (temporary file with mode " + m +
+                                            ": walseg makes its files 0600)"), m);
+    }
     if (other_owner) {
       BOOST_TEST(path_exists(dir / "xlogtemp.4242.6"));
       BOOST_TEST(contains(r.left_alone, "xlogtemp.4242.6 (temporary file owned by user ID " + std::to_string(::geteuid() + 1) +

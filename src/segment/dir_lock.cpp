@@ -84,7 +84,7 @@ bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, s
   // file (break-it round 21: a user's `: > walseg.lock`, 0644, was taken and rewritten).
   if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) {
     const struct stat st = f.stat();
-    return (st.st_mode & 07777 & ~0600u) == 0 && st.st_uid == ::geteuid();
+    return (st.st_mode & 07777) == 0600u && st.st_uid == ::geteuid();
   }
   if (text.back() == '\n') text.pop_back();
   std::vector<std::uint32_t> got;

@@ -86,14 +86,15 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   return born >= 0 && lock_born >= 0 && born <= lock_born;
 }
 
-// walseg creates every file of a WAL directory with mode 0600 (less under a umask), owned by
-// the user it runs as: a file with group or other bits, or another owner, is someone's
-// whatever it holds (break-it round 21: a user's 0644 file of zeros named for the last
-// writer's PID was removed as that writer's leftover). A leftover of a writer that ran as
-// another user is left too, the safe way.
+// walseg creates every file of a WAL directory with mode 0600, owned by the user it runs as: a
+// file of another mode, or another owner, is someone's whatever it holds (break-it round 21: a
+// user's 0644 file of zeros named for the last writer's PID was removed as that writer's
+// leftover; round 22: the same as 0400, 0200 or 0000, which a check for "no bits beyond 0600"
+// let through). A leftover of a writer that ran as another user, or under a umask that took
+// the owner's bits, is left too, the safe way.
 std::optional<std::string> not_made_like_walsegs(const struct stat& st) {
   const unsigned mode = st.st_mode & 07777;
-  if ((mode & ~0600u) != 0) return fmt::format("with mode {:04o}: walseg makes its files 0600", mode);
+  if (mode != 0600u) return fmt::format("with mode {:04o}: walseg makes its files 0600", mode);
   if (st.st_uid != ::geteuid())
     return fmt::format("owned by user ID {}, not {}, the user walseg runs as", st.st_uid, ::geteuid());
   return std::nullopt;
