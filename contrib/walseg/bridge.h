@@ -298,10 +298,14 @@ typedef struct WalsegFsFacts
 	char		note[256];
 } WalsegFsFacts;
 
-/* fs_info() of `path` (a directory) and, if `probe`, a fallocate test and the auto decision
- * (not logged), both made in a scratch directory inside `path`; without `probe` nothing is
- * written and auto_reason says so. False only when `path` itself is unusable. */
-bool		walseg_fs_facts(const char *path, bool probe, int fallback, WalsegCancel cancel,
+/* At most what walseg_fs_facts' probes hold at once, in bytes: auto's probe files (one per
+ * candidate method) and the fallocate test's, rounded up. */
+#define WALSEG_FS_PROBE_BYTES (32 * 1024 * 1024)
+
+/* fs_info() of `path` (a directory) and, unless `no_probe` (then the reason, which auto_reason
+ * gives), a fallocate test and the auto decision (not logged), both made in a scratch
+ * directory inside `path`. False only when `path` itself is unusable. */
+bool		walseg_fs_facts(const char *path, const char *no_probe, int fallback, WalsegCancel cancel,
 							WalsegFsFacts *out, WalsegErr *err) WALSEG_NOEXCEPT;
 
 typedef struct WalsegBenchRow

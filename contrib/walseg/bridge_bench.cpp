@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 
 #include "bridge.h"
 #include "bridge_internal.h"
+#include "walseg/auto_method.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/made_files.h"
@@ -136,7 +138,10 @@ void run_write(walseg::Directory& dir, const BenchInput& in, WalsegBenchRow* row
 
 extern "C" {
 
-bool walseg_fs_facts(const char* path, bool probe, int fallback, WalsegCancel cancel, WalsegFsFacts* out,
+static_assert(WALSEG_FS_PROBE_BYTES >= std::size(walseg::kCandidateOrder) * walseg::kProbeFileBytes + 64 * 1024,
+              "walseg_fs_facts' probes hold more than WALSEG_FS_PROBE_BYTES");
+
+bool walseg_fs_facts(const char* path, const char* no_probe, int fallback, WalsegCancel cancel, WalsegFsFacts* out,
                      WalsegErr* err) noexcept {
   try {
     *out = WalsegFsFacts{};
@@ -148,10 +153,8 @@ bool walseg_fs_facts(const char* path, bool probe, int fallback, WalsegCancel ca
     out->copy_on_write = info.copy_on_write;
     out->fallocate_supported = -1;
     out->auto_method = -1;
-    if (!probe) {
-      copy_text(out->auto_reason, sizeof out->auto_reason,
-                "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it, "
-                "never in PostgreSQL's archive_status or summaries");
+    if (no_probe != nullptr) {
+      copy_text(out->auto_reason, sizeof out->auto_reason, no_probe);
       return true;
     }
     // The two tests write, so a read-only or foreign directory gives facts without them.

@@ -21,12 +21,14 @@
 #include "storage/pmsignal.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
+
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -273,18 +275,20 @@ is_below(const char *dir, const char *top)
  * 17's WAL summaries.
  */
 static bool
-may_probe(const char *path)
+may_probe(const char *path, bool *in_postgresqls)
 {
 	char	   *dir = realpath(path, NULL);
 	char	   *wal = realpath(XLOGDIR, NULL);
 	bool		under = false;
 
+	*in_postgresqls = false;
 	if (dir != NULL && wal != NULL && is_below(dir, wal))
 	{
 		char	   *status = psprintf("%s/archive_status", wal);
 		char	   *summaries = psprintf("%s/summaries", wal);
 
-		under = !is_below(dir, status) && !is_below(dir, summaries);
+		*in_postgresqls = is_below(dir, status) || is_below(dir, summaries);
+		under = !*in_postgresqls;
 		pfree(status);
 		pfree(summaries);
 	}
@@ -293,12 +297,40 @@ may_probe(const char *path)
 	return under;
 }
 
+/*
+ * Why walseg_fs_info() writes no probe file in `path`, or NULL when it may: the place (see
+ * may_probe), then room: the probes' files plus max_wal_size left free, as walseg_bench() and
+ * the preallocator keep it (break-it round 22: the probes filled a small pg_wal filesystem to
+ * 0 bytes free under a running server).
+ */
+static const char *
+no_probe_reason(const char *path)
+{
+	bool		postgresqls;
+	struct statvfs vfs;
+	uint64		need = (uint64) WALSEG_FS_PROBE_BYTES + (uint64) max_wal_size_mb * 1024 * 1024;
+	uint64		free_bytes;
+
+	if (!may_probe(path, &postgresqls))
+		return postgresqls
+			? "not probed: this is PostgreSQL's own directory (archive_status or summaries), where walseg_fs_info() writes no file"
+			: "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it";
+	if (statvfs(path, &vfs) != 0)
+		return NULL;			/* the probe reports what is wrong */
+	free_bytes = (uint64) vfs.f_bavail * (uint64) vfs.f_frsize;
+	if (free_bytes >= need)
+		return NULL;
+	return psprintf("not probed: the filesystem has " UINT64_FORMAT " MB free; the probes write up to %d MB, and walseg keeps max_wal_size (%d MB) free beyond them for PostgreSQL's own WAL",
+					free_bytes / (1024 * 1024), WALSEG_FS_PROBE_BYTES / (1024 * 1024), max_wal_size_mb);
+}
+
 Datum
 walseg_fs_info(PG_FUNCTION_ARGS)
 {
 	char	   *path = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	WalsegFsFacts f;
 	WalsegErr	err;
+	bool		postgresqls;
 	struct stat st;
 	TupleDesc	desc;
 	Datum		v[9];
@@ -324,9 +356,10 @@ walseg_fs_info(PG_FUNCTION_ARGS)
 		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						errmsg("\"%s\" is not a directory", path)));
 	build_tuple_desc(fcinfo, &desc);
-	if (may_probe(path))
+	/* Under the lock: walseg_bench() meanwhile would take the room this checks. */
+	if (may_probe(path, &postgresqls))
 		lock_bench("walseg_fs_info()");
-	if (!walseg_fs_facts(path, may_probe(path), walseg_guc_fallocate_fallback(), query_cancel(),
+	if (!walseg_fs_facts(path, no_probe_reason(path), walseg_guc_fallocate_fallback(), query_cancel(),
 						 &f, &err))
 		raise_error("walseg_fs_info", &err);
 	walseg_drain_library_log();
