@@ -369,4 +369,18 @@ BOOST_AUTO_TEST_CASE(ASingleValuedOptionGivenTwiceTakesTheLast) {
   BOOST_TEST(contains(run("ls --dir '" + last + "'").out, "1MB segments"));
 }
 
+// Break-it round 22: `write --ack-log ""` ran with no ack log and no word of it (an empty
+// value read as "not given"); --json "" and --config "" did the same.
+BOOST_AUTO_TEST_CASE(AnEmptyFileNameIsAUsageError) {
+  const std::string wal = dir + "/wal";
+  for (const std::string& cmd : {"write --dir '" + wal + "' --records 1 --ack-log '' -c walseg.segment_size=1MB",
+                                "bench --dir '" + dir + "' --phases create --methods none --segments 1 --json ''",
+                                std::string("show all --config ''")}) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "an empty value names no file"), cmd << ": " << r.err);
+  }
+  BOOST_TEST(!fs::exists(wal));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -444,7 +444,8 @@ RegisterCommand reg("bench", [](CLI::App& app) {
       ->excludes(cmd->get_option("--write-bytes"));
   cmd->add_option("--methods", a->methods, "init methods to measure in the create, write and append phases (default: all; switch and commit use walseg.init_method)")->delimiter(',');
   cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
-  cmd->add_option("--json", a->json, "also write every row as JSON to this file (-: to stdout, the tables then go to stderr)");
+  cmd->add_option("--json", a->json, "also write every row as JSON to this file (-: to stdout, the tables then go to stderr)")
+      ->check(file_named());
   cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
       ->delimiter(',')
       ->transform(integer_in(1, 1024));

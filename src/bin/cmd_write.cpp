@@ -245,7 +245,8 @@ RegisterCommand reg("write", [](CLI::App& app) {
       ->transform(seconds_in(0, true, 86400));
   cmd->add_option("--ack-log", a->ack_log,
                   "append to FILE a start line (run, resume LSN, clients) and a line per acknowledged commit "
-                  "(run, client, sequence, end LSN), for crash checks (README: the ack log)");
+                  "(run, client, sequence, end LSN), for crash checks (README: the ack log)")
+      ->check(file_named());
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_write(*a); });
 });

@@ -94,6 +94,12 @@ std::string check_seconds(const std::string& text, double min, bool min_inclusiv
   return ok ? "" : fmt::format("invalid value \"{}\": expected seconds, {}", text, range);
 }
 
+CLI::Validator file_named() {
+  return CLI::Validator(
+      [](std::string& value) { return value.empty() ? std::string("an empty value names no file") : std::string(); },
+      "FILE");
+}
+
 CLI::Validator seconds_in(double min, bool min_inclusive, double max) {
   const std::string range = min_inclusive ? fmt::format("{} .. {}", min, max)
                                           : fmt::format("greater than {} and at most {}", min, max);

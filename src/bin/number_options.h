@@ -27,6 +27,11 @@ CLI::Validator integer_in(std::uint64_t min, std::uint64_t max);
 /// when min_inclusive), at most `max`.
 CLI::Validator seconds_in(double min, bool min_inclusive, double max);
 
+/// Check for an option that names a file (--ack-log, --json, --config): an empty value is
+/// refused, since it read as "not given" and the run went on without the file, in silence
+/// (break-it round 22: `write --ack-log ""` wrote no ack log and said nothing).
+CLI::Validator file_named();
+
 /// Parses `text` as integer_in does. Returns "" and sets *value, or returns the reason.
 std::string parse_integer(const std::string& text, std::uint64_t min, std::uint64_t max,
                           std::uint64_t* value);

@@ -28,6 +28,8 @@ void add_settings_options(CLI::App& cmd, SettingsOptions& opts) {
                  "--config", fmt::format("given {} times (\"{}\" and \"{}\"): walseg reads one settings file; put "
                                          "\"include '{}'\" in \"{}\" to read both, later lines winning",
                                          files.size(), files[0], files[1], files[1], files[0]));
+           if (files.front().empty())
+             throw CLI::ValidationError("--config", "an empty value names no file");
            opts.config_file = files.front();
          },
          "settings file (postgresql.conf syntax)")
