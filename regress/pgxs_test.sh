@@ -93,7 +93,10 @@ run "$bindir/initdb" -D "$data" -A trust -U postgres --no-locale -N >/dev/null
 { cat "$work/build/walseg_installcheck.conf"
   echo "port = $port"; echo "listen_addresses = ''"; echo "unix_socket_directories = '$work'"; } >> "$data/postgresql.conf"
 run "$bindir/pg_ctl" -D "$data" -l "$log" -w -t 60 start >/dev/null || fail "server did not start"
-if ! (cd "$work/build" && "${AS_USER[@]}" env PGHOST="$work" PGPORT="$port" PGUSER=postgres \
+# make and pg_regress run as the caller, who owns the checkout (its Makefile and regress/
+# files), not as the server's user: a private checkout (mode 0700) is readable by its owner
+# only. The server is reached over its socket as the role postgres.
+if ! (cd "$work/build" && env PGHOST="$work" PGPORT="$port" PGUSER=postgres \
         make -f "$makefile" USE_PGXS=1 PG_CONFIG="$pg_config" installcheck) > "$work/installcheck.log" 2>&1; then
   cat "$work/installcheck.log"
   [ -f "$work/build/regression.diffs" ] && head -n 60 "$work/build/regression.diffs"
