@@ -305,23 +305,25 @@ look(int want, TimeLineID tli, WalsegWorkerView *worker, WalsegAhead *r, XLogSeg
 }
 
 /*
- * Whether pg_wal's filesystem keeps max_wal_size free after one segment more: the room
- * PostgreSQL's own WAL may take before a checkpoint recycles, as walseg_bench() keeps it.
- * Segments made ahead are WAL PostgreSQL will write, but made early: on a filesystem shared
- * with the data, or a small one, a pool filled to the last block gave every other writer
- * ENOSPC from the server's start and PostgreSQL a PANIC at its next segment (break-it round
- * 21). A statvfs failure does not stop the pool; the creation reports what is wrong.
+ * Whether the filesystem of `dir` keeps max_wal_size free after `bytes` more: the room
+ * PostgreSQL's own WAL may take before a checkpoint recycles, which walseg_bench() keeps too
+ * (its margin). The one rule for what walseg writes into pg_wal's filesystem: the pool's next
+ * segment and walseg_fs_info()'s probes. Segments made ahead are WAL PostgreSQL will write,
+ * but made early: on a filesystem shared with the data, or a small one, a pool filled to the
+ * last block gave every other writer ENOSPC from the server's start and PostgreSQL a PANIC at
+ * its next segment (break-it round 21). Sets *free_bytes (statvfs f_bavail, in bytes). A
+ * statvfs failure answers true: the write that follows reports what is wrong.
  */
-static bool
-room_for_one_more(uint64 *free_bytes)
+bool
+walseg_room_beyond_max_wal_size(const char *dir, uint64 bytes, uint64 *free_bytes)
 {
 	struct statvfs vfs;
-	uint64		need = (uint64) wal_segment_size + (uint64) max_wal_size_mb * 1024 * 1024;
 
-	if (statvfs(XLOGDIR, &vfs) != 0)
+	*free_bytes = 0;
+	if (statvfs(dir, &vfs) != 0)
 		return true;
 	*free_bytes = (uint64) vfs.f_bavail * (uint64) vfs.f_frsize;
-	return *free_bytes >= need;
+	return *free_bytes >= bytes + (uint64) max_wal_size_mb * 1024 * 1024;
 }
 
 /* Books a segment this round installed: statistics, and the miss count's knowledge of it. */
@@ -391,7 +393,7 @@ walseg_create_ahead(int want, WalsegCancel cancel, WalsegWorkerView *worker, Wal
 			r->failed = true;
 			break;
 		}
-		if (!room_for_one_more(&r->free_bytes))
+		if (!walseg_room_beyond_max_wal_size(XLOGDIR, (uint64) wal_segment_size, &r->free_bytes))
 		{
 			/* Not behind: nothing to catch up until space is freed (a poll's pace). */
 			r->no_room = true;

@@ -21,7 +21,6 @@
 #include "storage/pmsignal.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
@@ -307,18 +306,13 @@ static const char *
 no_probe_reason(const char *path)
 {
 	bool		postgresqls;
-	struct statvfs vfs;
-	uint64		need = (uint64) WALSEG_FS_PROBE_BYTES + (uint64) max_wal_size_mb * 1024 * 1024;
 	uint64		free_bytes;
 
 	if (!may_probe(path, &postgresqls))
 		return postgresqls
 			? "not probed: this is PostgreSQL's own directory (archive_status or summaries), where walseg_fs_info() writes no file"
 			: "not probed: walseg_fs_info() writes its probe files only in pg_wal or below it";
-	if (statvfs(path, &vfs) != 0)
-		return NULL;			/* the probe reports what is wrong */
-	free_bytes = (uint64) vfs.f_bavail * (uint64) vfs.f_frsize;
-	if (free_bytes >= need)
+	if (walseg_room_beyond_max_wal_size(path, WALSEG_FS_PROBE_BYTES, &free_bytes))
 		return NULL;
 	return psprintf("not probed: the filesystem has " UINT64_FORMAT " MB free; the probes write up to %d MB, and walseg keeps max_wal_size (%d MB) free beyond them for PostgreSQL's own WAL",
 					free_bytes / (1024 * 1024), WALSEG_FS_PROBE_BYTES / (1024 * 1024), max_wal_size_mb);

@@ -170,6 +170,7 @@ extern void walseg_create_ahead(int want, WalsegCancel cancel, WalsegWorkerView 
 								WalsegAhead *result);
 extern int	walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last);
 extern bool walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err);
+extern bool walseg_room_beyond_max_wal_size(const char *dir, uint64 bytes, uint64 *free_bytes);
 
 /* ---- preallocator.c ---- */
 
