@@ -41,8 +41,9 @@ std::string file_text(const std::string& path) {
   return std::string(bytes.begin(), bytes.end());
 }
 
+// As walseg makes its lock file (0600, this user): the content is what a test varies.
 void put_file(const std::string& path, const std::string& content) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+  walseg_test::put_as_walseg_makes_it(path, content);
 }
 
 /// A child process with a pipe from it: the child runs `body`, whose return value is written
@@ -292,6 +293,56 @@ BOOST_AUTO_TEST_CASE(an_empty_lock_file_not_made_as_walseg_makes_it_is_refused) 
     BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0644) == 0);  // so that put_file can rewrite it
     }
   }
+}
+
+// Break-it round 23 H3: the mode and owner rule held only for an empty or zeroed lock file, so
+// a user's 0644 walseg.lock holding a PID line was rewritten and its "PID" believed (its
+// temporary files then removed as that writer's leftovers). Any content now needs mode 0600
+// and walseg's user.
+BOOST_AUTO_TEST_CASE(a_lock_file_holding_pids_not_made_as_walseg_makes_it_is_refused) {
+  const bool root = ::geteuid() == 0;
+  for (const mode_t mode : {mode_t{0644}, mode_t{0400}, mode_t{0640}, mode_t{0600}}) {
+    const bool other_owner = mode == 0600;
+    if (other_owner && !root) continue;
+    BOOST_TEST_CONTEXT("mode " << std::oct << mode << (other_owner ? " another owner" : "")) {
+      ::unlink((dir / "walseg.lock").c_str());
+      put_file(dir / "walseg.lock", "4242\n");
+      BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), mode) == 0);
+      if (other_owner) BOOST_REQUIRE(::chown((dir / "walseg.lock").c_str(), ::geteuid() + 1, static_cast<gid_t>(-1)) == 0);
+      Directory d = Directory::open(dir.path());
+      BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                            error_is(EEXIST, {"could not use lock file \"" + dir.path() + "/walseg.lock\": it is a file ",
+                                              other_owner ? "owned by user ID" : "with mode", "not walseg's",
+                                              "move it out of the directory"}));
+      BOOST_TEST(file_text(dir / "walseg.lock") == "4242\n");
+      BOOST_TEST(lock_file_pids(d).empty());  // its "PID" names nobody's leftovers
+    }
+  }
+  // The same bytes in a file made as walseg makes it: an earlier writer's.
+  ::unlink((dir / "walseg.lock").c_str());
+  put_file(dir / "walseg.lock", "4242\n");
+  BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0600) == 0);
+  Directory d = Directory::open(dir.path());
+  DirLock lock = DirLock::acquire(d);
+  BOOST_TEST((lock.earlier_writer_pids() == std::vector<std::uint32_t>{4242}));
+}
+
+// walseg's own lock file is 0600 whatever the umask, so that the next opening takes it.
+BOOST_AUTO_TEST_CASE(the_lock_file_is_made_0600_under_any_umask) {
+  {
+    struct UmaskGuard {  // put back even when the acquire throws, for the tests after this one
+      mode_t old = ::umask(0277);
+      ~UmaskGuard() { ::umask(old); }
+    } guard;
+    Directory d = Directory::open(dir.path());
+    DirLock lock = DirLock::acquire(d);
+  }
+  struct stat st{};
+  BOOST_REQUIRE(::stat((dir / "walseg.lock").c_str(), &st) == 0);
+  BOOST_TEST((st.st_mode & 07777) == 0600u);
+  Directory d = Directory::open(dir.path());
+  DirLock again = DirLock::acquire(d);  // refused, were it 0400 as the umask made it
+  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
 }
 
 // Break-it round 18 F4b: the earlier writers stay listed after the holder until the opener has

@@ -451,6 +451,36 @@ BOOST_AUTO_TEST_CASE(a_temporary_file_not_made_as_walseg_makes_them_is_never_rem
   BOOST_TEST(!path_exists(dir / "xlogtemp.4242"));
 }
 
+// Break-it round 23 H1: a user's copy of one of this WAL's segments at a future name, read-only
+// or owned by another user, was taken for a pool segment by its content (this WAL's system
+// identifier), then recycled and written into. A writer's survey keeps only segments it may
+// change; a copy restored with cp (0644, this user) is still this WAL's.
+BOOST_AUTO_TEST_CASE(a_segment_walseg_may_not_change_is_foreign_whatever_it_holds) {
+  using walseg_test::put_wal_segment;
+  for (int i = 1; i <= 4; ++i) put_wal_segment(dir / fmt::format("00000001000000000000000{}", i), c1, 1, i);
+  BOOST_REQUIRE(::chmod((dir / "000000010000000000000001").c_str(), 0644) == 0);  // restored by cp
+  BOOST_REQUIRE(::chmod((dir / "000000010000000000000002").c_str(), 0444) == 0);
+  BOOST_REQUIRE(::chmod((dir / "000000010000000000000003").c_str(), 0400) == 0);
+  const bool other_owner = ::geteuid() == 0;
+  if (other_owner)
+    BOOST_REQUIRE(::chown((dir / "000000010000000000000004").c_str(), ::geteuid() + 1, static_cast<gid_t>(-1)) == 0);
+  const auto before = read_all(dir / "000000010000000000000002");
+  ScanReport r = scan_and_clean(d, c1, false);
+  std::vector<std::uint64_t> kept;
+  for (const auto& s : r.segments) kept.push_back(s.name.segno);
+  BOOST_TEST((kept == std::vector<std::uint64_t>(other_owner ? std::vector<std::uint64_t>{1} : std::vector<std::uint64_t>{1, 4})));
+  BOOST_TEST(why_of(r, "000000010000000000000002").find("read-only (mode 0444)") != std::string::npos,
+             why_of(r, "000000010000000000000002"));
+  BOOST_TEST(why_of(r, "000000010000000000000003").find("read-only (mode 0400)") != std::string::npos);
+  if (other_owner)
+    BOOST_TEST(why_of(r, "000000010000000000000004").find("owned by user ID " + std::to_string(::geteuid() + 1)) !=
+               std::string::npos);
+  BOOST_TEST((read_all(dir / "000000010000000000000002") == before));
+  struct stat st{};
+  BOOST_REQUIRE(::stat((dir / "000000010000000000000002").c_str(), &st) == 0);
+  BOOST_TEST((st.st_mode & 07777) == 0444u);
+}
+
 // Break-it round 7 F1: only the first 64 kB were looked at, so a user's file of 64 kB of
 // zeros (or probe bytes) and then data under a temporary name was removed.
 BOOST_AUTO_TEST_CASE(bytes_of_someone_else_anywhere_in_a_temporary_file_keep_it) {

@@ -115,6 +115,18 @@ inline void write_bytes(const std::string& path, std::uint64_t offset, std::size
 }
 
 /// Reads the whole file with plain read(2).
+/// Writes `content` to `path` as walseg makes its own files (mode 0600, this user: own_files.h),
+/// replacing what is there, so that only what a test varies (a name, the bytes) tells it from
+/// a file of walseg's.
+inline void put_as_walseg_makes_it(const std::string& path, const std::string& content) {
+  ::unlink(path.c_str());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  BOOST_REQUIRE_MESSAGE(fd >= 0, path << ": " << std::strerror(errno));
+  BOOST_REQUIRE(::fchmod(fd, 0600) == 0);
+  BOOST_REQUIRE(::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
+  ::close(fd);
+}
+
 inline std::vector<char> read_all(const std::string& path) {
   std::vector<char> out;
   int fd = ::open(path.c_str(), O_RDONLY);

@@ -18,8 +18,11 @@
 #include <iterator>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tool_test_util.h"
 
@@ -131,8 +134,10 @@ BOOST_AUTO_TEST_CASE(AnotherWalsControlFileAsControlTempBesideALockIsRefused) {
   const std::string other = dir + "/other", mine = dir + "/mine";
   BOOST_REQUIRE(run("write --dir '" + other + "' --records 1" + k1MB).status == 0);
   fs::create_directories(mine);
-  std::ofstream(mine + "/walseg.lock") << "4242\n";
+  put_as_walseg_would(mine + "/walseg.lock", "4242\n");
   fs::copy_file(other + "/walseg.control", mine + "/walseg.control.tmp");
+  // Made as walseg makes its files: the content is what is tested here (round 23 H2 has the mode).
+  fs::permissions(mine + "/walseg.control.tmp", fs::perms::owner_read | fs::perms::owner_write);
   auto text = [](const std::string& p) {
     std::ostringstream o;
     o << std::ifstream(p, std::ios::binary).rdbuf();
@@ -633,6 +638,146 @@ BOOST_AUTO_TEST_CASE(AWriterKilledBeforeItsCleanUp_LeavesTheEarlierCrashsLeftove
   BOOST_TEST(!first.empty());
   BOOST_TEST(!std::getline(in, second), second);
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
+}
+
+namespace {
+
+std::string bytes_of(const std::string& p) {
+  std::ostringstream o;
+  o << std::ifstream(p, std::ios::binary).rdbuf();
+  return o.str();
+}
+
+unsigned mode_of(const std::string& p) {
+  struct stat st{};
+  BOOST_REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 07777;
+}
+
+}  // namespace
+
+// Break-it round 23 H1: a user's copy of one of this WAL's segments, put at the next free
+// segment name read-only (or owned by another user), was recycled and written into: walseg
+// took segments by their content alone. It is now left alone, byte for byte, and the writer
+// that needs its name refuses with the reason.
+BOOST_AUTO_TEST_CASE(BreakIt23_H1_ACopyOfASegmentWalsegMayNotChangeIsNeverWrittenInto) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 200 --record-size 8kB" + k1MB).status == 0);
+  std::vector<std::string> segs;
+  for (const auto& n : entries(wal))
+    if (n.size() == 24) segs.push_back(n);
+  std::sort(segs.begin(), segs.end());
+  BOOST_TEST_REQUIRE(segs.size() >= 2u);
+  const long before = records_of(run("recover --dir '" + wal + "'").out);
+  BOOST_TEST_REQUIRE(before == 200);
+  // The next names after the last one there: one read-only, one another user's (as root).
+  const unsigned long last = std::stoul(segs.back().substr(16), nullptr, 16);
+  auto name_of = [&](unsigned long segno) { return segs.back().substr(0, 16) + fmt::format("{:08X}", segno); };
+  const std::string ro = wal + "/" + name_of(last + 1), other = wal + "/" + name_of(last + 2);
+  fs::copy_file(wal + "/" + segs.front(), ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  fs::copy_file(wal + "/" + segs.front(), other);
+  const bool root = ::geteuid() == 0;
+  if (root) BOOST_REQUIRE(::chown(other.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+  const std::string ro_bytes = bytes_of(ro), other_bytes = bytes_of(other);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's to write: it is read-only (mode 0444)"));
+  // Enough records to need both names (and the retirements that would recycle them).
+  auto w = run("write --dir '" + wal + "' --records 600 --record-size 8kB" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, ro), w.err);
+  BOOST_TEST(contains(w.err, "read-only (mode 0444)"), w.err);
+  BOOST_TEST((bytes_of(ro) == ro_bytes));
+  BOOST_TEST(mode_of(ro) == 0444u);
+  if (root) BOOST_TEST((bytes_of(other) == other_bytes));
+  // Nothing acknowledged before is lost: the WAL still ends after the first write's records.
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) >= before);
+}
+
+// Break-it round 23 H2: walseg.control.tmp was judged by its bytes only, so a user's 0644
+// copy of this WAL's own control file under that name was removed as a leftover.
+BOOST_AUTO_TEST_CASE(BreakIt23_H2_AControlTempNotMadeAsWalsegMakesItIsRefusedNotRemoved) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
+  fs::permissions(wal + "/walseg.control.tmp", fs::perms::owner_read | fs::perms::owner_write |
+                                                   fs::perms::group_read | fs::perms::others_read);
+  const std::string copy = bytes_of(wal + "/walseg.control.tmp");
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's: not a control file of this WAL's"));
+  for (const std::string cmd : {"write --records 1", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "mode 0644: walseg makes its files 0600"), r.err);
+    BOOST_TEST((bytes_of(wal + "/walseg.control.tmp") == copy));
+    BOOST_TEST(mode_of(wal + "/walseg.control.tmp") == 0644u);
+  }
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+}
+
+// Break-it round 23 H3: a walseg.lock holding digit lines was rewritten whatever its mode or
+// owner, and its "PIDs" then named leftovers: a user's 0644 lock holding 4242 was rewritten,
+// and a 0600 xlogtemp.4242 of zeros removed.
+BOOST_AUTO_TEST_CASE(BreakIt23_H3_ALockNotMadeAsWalsegMakesItIsNeitherRewrittenNorBelieved) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  fs::remove(wal + "/walseg.lock");
+  { std::ofstream(wal + "/walseg.lock") << "4242\n"; }
+  fs::permissions(wal + "/walseg.lock", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                            fs::perms::others_read);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, past the clock's tick
+  put_as_walseg_would(wal + "/xlogtemp.4242", std::string(65536, '\0'));
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's: a lock file with mode 0644"));
+  for (const std::string cmd : {"write --records 1", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "could not use lock file \"" + wal + "/walseg.lock\": it is a file with mode 0644"), r.err);
+    BOOST_TEST(bytes_of(wal + "/walseg.lock") == "4242\n");
+    BOOST_TEST(mode_of(wal + "/walseg.lock") == 0644u);
+    BOOST_TEST(fs::exists(wal + "/xlogtemp.4242"));
+  }
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+}
+
+// Round 23 M1: under a umask that takes the owner's bits (0277), walseg's files came out 0400,
+// and the next opening took its own lock for someone's. Every file walseg makes in a WAL
+// directory is 0600 whatever the umask, so the WAL stays usable.
+BOOST_AUTO_TEST_CASE(BreakIt23_M1_UnderAUmaskOf0277_WalsegsFilesAre0600AndTheWalStaysUsable) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  const mode_t old = ::umask(0277);
+  auto a = run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB);
+  auto b = run("write --dir '" + wal + "' --records 10" + k1MB);
+  ::umask(old);
+  BOOST_TEST_REQUIRE(a.status == 0, a.err);
+  BOOST_TEST(b.status == 0, b.err);
+  for (const auto& n : entries(wal))
+    if (n != "walseg.auto") BOOST_TEST(mode_of(wal + "/" + n) == 0600u, n);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 310);
+}
+
+// Break-it round 23 M3: auto's choice for an existing full-size WAL could be an append-mode
+// method (fallocate_keep_size, about 1 run in 5 to 12): `create --method auto` was refused,
+// and `write -c walseg.init_method=auto` added short segments to the full-size WAL. auto now
+// chooses among the methods of the WAL's kind (the cache, edited here, holds every method's
+// numbers).
+BOOST_AUTO_TEST_CASE(BreakIt23_M3_AutoForAnExistingWalChoosesAMethodOfItsKind) {
+  const std::string first = dir + "/first", wal = dir + "/wal";
+  BOOST_REQUIRE(run("create --dir '" + first + "' --method auto" + k1MB).status == 0);
+  std::string text = bytes_of(first + "/walseg.auto");
+  const auto at = text.find("\"method\": \"");
+  BOOST_REQUIRE(at != std::string::npos);
+  const auto end = text.find('"', at + 11);
+  text.replace(at + 11, end - at - 11, "fallocate_keep_size");
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 20 -c walseg.init_method=zero_write" + k1MB).status == 0);
+  put_as_walseg_would(wal + "/walseg.auto", text);
+  auto c = run("create --dir '" + wal + "' --method auto --count 1 --start 50" + k1MB);
+  BOOST_TEST(c.status == 0, c.err);
+  BOOST_TEST(!contains(c.out, "fallocate_keep_size"), c.out);
+  auto w = run("write --dir '" + wal + "' --records 300 --record-size 8kB -c walseg.init_method=auto" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  for (const auto& [name, size] : sizes(wal))
+    if (name.size() == 24) BOOST_TEST(size == 1024u * 1024u, name);
+  BOOST_TEST(!contains(run("ls --dir '" + wal + "'").out, "append mode"));
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 320);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -445,13 +445,13 @@ BOOST_AUTO_TEST_CASE(a_control_file_torn_shorter_than_its_magic_is_a_leftover) {
   { auto wal = Wal::open(d, small_config()); }
   for (const std::string prefix : {"W", "WS", "WSC"}) {
     BOOST_TEST_CONTEXT(prefix) {
-      std::ofstream(d + "/" + kControlTempFileName, std::ios::binary) << prefix;
+      walseg_test::put_as_walseg_makes_it(d + "/" + kControlTempFileName, prefix);
       BOOST_CHECK_NO_THROW(Wal::open(d, small_config()));
       BOOST_TEST(!walseg_test::path_exists(d + "/" + kControlTempFileName));
     }
   }
   // Anything else that short is still someone's.
-  std::ofstream(d + "/" + kControlTempFileName, std::ios::binary) << "x";
+  walseg_test::put_as_walseg_makes_it(d + "/" + kControlTempFileName, "x");
   BOOST_CHECK_THROW(Wal::open(d, small_config()), Error);
 }
 

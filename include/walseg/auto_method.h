@@ -136,6 +136,11 @@ struct AutoOptions {
   /// Choose among the methods that make full-size files only (makes_full_size_segments). The
   /// cache holds every method's numbers, so one walseg.auto serves both kinds of caller.
   bool full_size_only = false;
+  /// Choose among the append-mode methods only (none, fallocate_keep_size): an existing
+  /// append-mode WAL's. With full_size_only, the method must be in the mode of the WAL it
+  /// writes (break-it round 23 M3: auto picked fallocate_keep_size for a full-size WAL, and the
+  /// writer then added short segments to it).
+  bool append_only = false;
   /// Log the decision (LOG, with its reason) when a probe made it. A host that logs it itself,
   /// once per decision, or that only reports it (the extension's walseg_fs_info()), says no.
   bool log_decision = true;
@@ -147,10 +152,12 @@ struct AutoOptions {
 /// With full_size_only, the rule is applied to the full-size methods' numbers and the reason
 /// says which method would have been first otherwise. cfg supplies the fallback rule for
 /// posix_fallocate. Throws walseg::Error from the probe's file operations (the probe files are
-/// removed either way), and Error("probe") if full_size_only and no full-size method was probed.
+/// removed either way), and Error("probe") if full_size_only (append_only) and no method of
+/// that kind was probed. append_only works as full_size_only does, for the other kind.
 AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg);
 
-/// The tool's form: probe and cache in `dir`, any method.
-AutoDecision choose_init_method(Directory& dir, const Config& cfg);
+/// The tool's form: probe and cache in `dir`; any method for a new WAL (`wal_append_mode`
+/// nullopt), else only methods of the WAL's mode (true: append mode).
+AutoDecision choose_init_method(Directory& dir, const Config& cfg, std::optional<bool> wal_append_mode = std::nullopt);
 
 }  // namespace walseg

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "number_options.h"
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/auto_method.h"
@@ -19,6 +20,7 @@
 #include "walseg/directory.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/own_files.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_control.h"
 
@@ -173,7 +175,12 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   if (is_walseg_bookkeeping_file(name) && !S_ISREG(st.st_mode))
     return fmt::format("not walseg's: {} has walseg's name \"{}\" but is {}; walseg cannot use it: move it away",
                        name == kLockFileName ? "the lock file" : "this", name, file_type(st));
-  if (name == kLockFileName) return "walseg's lock file";
+  if (name == kLockFileName) {
+    // A writer's test (dir_lock.cpp): it refuses to rewrite one made otherwise (round 23 H3).
+    if (auto why = not_made_as_walseg_makes_files(st))
+      return fmt::format("not walseg's: a lock file {} (a writer refuses the directory until it is moved away)", *why);
+    return "walseg's lock file";
+  }
   if (name == kControlFileName) return "walseg's control file (the WAL's identity)";
   if (name == kAutoCacheFileName) return "walseg's init_method = auto decision";
   if (name == kControlTempFileName) {
@@ -210,6 +217,10 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   bool ready = false;
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (auto why = foreign_reason(dir, name, size, *control, &ready)) return "not walseg's: " + *why + " (left alone)";
+  // The writer's survey too: this WAL's bytes in a file walseg may not change (a copy of
+  // another user's, or read-only) are left alone (break-it round 23 H1).
+  if (auto why = not_walsegs_to_change(st))
+    return fmt::format("not walseg's to write: {} (left alone; a writer refuses it where it needs it)", *why);
   return describe_ours(dir, name, info, size, ready, *control);
 }
 
@@ -268,7 +279,8 @@ RegisterCommand reg("ls", [](CLI::App& app) {
   auto* cmd = app.add_subcommand("ls", "list a WAL directory and classify each file");
   cmd->add_option("--dir", a->dir, "WAL directory")->required();
   cmd->add_option("--segment-size", a->segment_size,
-                  size_option_help("segment size where the directory has no walseg.control, which says its own (default: walseg.segment_size)"));
+                  size_option_help("segment size where the directory has no walseg.control, which says its own (default: walseg.segment_size)"))
+      ->check(value_given());
   add_settings_options(*cmd, a->settings);
   cmd->callback([a] { run_ls(*a); });
 });

@@ -204,19 +204,20 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
   return true;
 }
 
-// full_size_only: when the rule's choice makes files shorter than their size, the same rule
-// over the full-size methods' numbers, and a reason that says what would have been first.
-void keep_full_size_only(AutoDecision& d, const Directory& dir, bool copy_on_write) {
-  if (makes_full_size_segments(d.method)) return;
+// full_size_only (append_only): when the rule's choice is of the other kind, the same rule
+// over the numbers of the methods of the kind wanted, and a reason that says what would have
+// been first.
+void keep_kind_only(AutoDecision& d, const Directory& dir, bool copy_on_write, bool full_size) {
+  if (makes_full_size_segments(d.method) == full_size) return;
   std::vector<ProbeResult> usable;
   for (const auto& p : d.probes)
-    if (makes_full_size_segments(p.method)) usable.push_back(p);
-  if (usable.empty()) throw make_error(0, "probe", dir.path(), "no method that makes full-size files was probed");
+    if (makes_full_size_segments(p.method) == full_size) usable.push_back(p);
+  const char* kind = full_size ? "full-size" : "append-mode";
+  if (usable.empty()) throw make_error(0, "probe", dir.path(), fmt::format("no method that makes {} files was probed", kind));
   const InitMethod first = d.method;
   d.method = decide_init_method(usable, copy_on_write);
-  d.reason = fmt::format("{} would be first but makes files shorter than their size, and only full-size "
-                         "methods may be chosen here; {}",
-                         to_string(first), d.reason);
+  d.reason = fmt::format("{} would be first but {}, and only {} methods may be chosen here; {}", to_string(first),
+                         full_size ? "makes files shorter than their size" : "makes full-size files", kind, d.reason);
 }
 
 AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity, bool copy_on_write) {
@@ -300,9 +301,13 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
   CacheFile cache;
   if (opts.cache_dir) cache = read_cache(*opts.cache_dir, identity);
   // A cache without the probes' numbers cannot be narrowed to the full-size methods: probe.
-  if (cache.decision && (!opts.full_size_only || !cache.decision->probes.empty())) {
+  const bool narrowed = opts.full_size_only || opts.append_only;
+  auto narrow = [&](AutoDecision& d) {
+    if (narrowed) keep_kind_only(d, dir, cow, opts.full_size_only);
+  };
+  if (cache.decision && (!narrowed || !cache.decision->probes.empty())) {
     AutoDecision d = *cache.decision;
-    if (opts.full_size_only) keep_full_size_only(d, dir, cow);
+    narrow(d);
     return d;
   }
   AutoDecision d = probe_and_decide(dir, cfg, identity, cow);
@@ -320,15 +325,19 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
                                           "probe ran, and walseg does not replace a file it did not make",
                                           opts.cache_dir->path_of(kAutoCacheFileName)));
   }
-  if (opts.full_size_only) keep_full_size_only(d, dir, cow);
+  narrow(d);
   if (opts.log_decision)
     log(LogLevel::kLog, fmt::format("walseg.init_method = auto chose {} for directory \"{}\": {}",
                                     to_string(d.method), dir.path(), d.reason));
   return d;
 }
 
-AutoDecision choose_init_method(Directory& dir, const Config& cfg) {
-  return choose_init_method(AutoOptions{.probe_dir = &dir, .cache_dir = &dir}, cfg);
+AutoDecision choose_init_method(Directory& dir, const Config& cfg, std::optional<bool> wal_append_mode) {
+  return choose_init_method(AutoOptions{.probe_dir = &dir,
+                                        .cache_dir = &dir,
+                                        .full_size_only = wal_append_mode == false,
+                                        .append_only = wal_append_mode == true},
+                            cfg);
 }
 
 }  // namespace walseg

@@ -15,6 +15,7 @@
 
 #include "walseg/error.h"
 #include "walseg/log.h"
+#include "walseg/own_files.h"
 
 namespace walseg {
 namespace {
@@ -42,7 +43,8 @@ File open_lock_file(const Directory& dir, int flags) {
   File f;
   struct stat st{};
   if ((flags & O_CREAT) != 0) {
-    f = File::open_at(dir, kLockFileName, flags | O_NOFOLLOW | O_NONBLOCK, 0600);
+    f = File::open_at(dir, kLockFileName, flags | O_NOFOLLOW | O_NONBLOCK, kOwnFileMode);
+    set_own_file_mode(f);  // whatever the umask: the next opening judges it by its mode
     st = f.stat();
   } else {
     f = File::open_at_if_regular(dir, kLockFileName, flags, st);
@@ -79,13 +81,13 @@ bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, s
   if (n > kMaxLockFileBytes) return false;
   std::string text(buf, n);
   if (bytes != nullptr) *bytes = text;
+  // Made as walseg makes it (0600, this user), whatever it holds: anyone can write digits
+  // into a file (break-it round 23 H3: a user's 0644 walseg.lock holding 4242 was rewritten,
+  // and a 0600 xlogtemp.4242 then removed as 4242's leftover; round 21: a user's empty one).
+  if (not_made_as_walseg_makes_files(f.stat())) return false;
   // Empty or zeros: a writer killed (or a power cut) between creating the file and writing
-  // its PID, if the file was made as walseg makes it (0600, this user); else someone's empty
-  // file (break-it round 21: a user's `: > walseg.lock`, 0644, was taken and rewritten).
-  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) {
-    const struct stat st = f.stat();
-    return (st.st_mode & 07777) == 0600u && st.st_uid == ::geteuid();
-  }
+  // its PID.
+  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
   if (text.back() == '\n') text.pop_back();
   std::vector<std::uint32_t> got;
   for (std::size_t at = 0; at <= text.size();) {
@@ -158,15 +160,16 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  if (!holds_walseg_content(f, &lock.previous_pids_, &lock.previous_text_))
+  if (!holds_walseg_content(f, &lock.previous_pids_, &lock.previous_text_)) {
+    const std::optional<std::string> made = not_made_as_walseg_makes_files(f.stat());
     throw make_error(EEXIST, "open", f.path(),
-                     fmt::format("could not use lock file \"{}\": it holds something other than the process "
-                                 "ID walseg writes there{}, so it is not walseg's and walseg will not overwrite "
-                                 "it; move it out of the directory",
+                     fmt::format("could not use lock file \"{}\": {}, so it is not walseg's and walseg will not "
+                                 "overwrite it; move it out of the directory",
                                  f.path(),
-                                 f.stat().st_size == 0 ? " (it is empty, but not made as walseg makes it: mode 0600, "
-                                                         "owned by the user walseg runs as)"
-                                                       : ""));
+                                 made ? fmt::format("it is a file {}", *made)
+                                      : std::string("it holds something other than the process IDs walseg writes "
+                                                    "there")));
+  }
   // This process first, then the writers before it, whose leftovers are still to be removed
   // (the oldest dropped when the list is full); only this process once that is done.
   std::string pid = fmt::format("{}\n", ::getpid());

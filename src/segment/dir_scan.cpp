@@ -20,6 +20,7 @@
 #include "walseg/log.h"
 #include "walseg/made_files.h"
 #include "walseg/measure_loop.h"
+#include "walseg/own_files.h"
 #include "walseg/postgresql_signs.h"
 #include "walseg/wal_control.h"
 
@@ -86,20 +87,6 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   return born >= 0 && lock_born >= 0 && born <= lock_born;
 }
 
-// walseg creates every file of a WAL directory with mode 0600, owned by the user it runs as: a
-// file of another mode, or another owner, is someone's whatever it holds (break-it round 21: a
-// user's 0644 file of zeros named for the last writer's PID was removed as that writer's
-// leftover; round 22: the same as 0400, 0200 or 0000, which a check for "no bits beyond 0600"
-// let through). A leftover of a writer that ran as another user, or under a umask that took
-// the owner's bits, is left too, the safe way.
-std::optional<std::string> not_made_like_walsegs(const struct stat& st) {
-  const unsigned mode = st.st_mode & 07777;
-  if (mode != 0600u) return fmt::format("with mode {:04o}: walseg makes its files 0600", mode);
-  if (st.st_uid != ::geteuid())
-    return fmt::format("owned by user ID {}, not {}, the user walseg runs as", st.st_uid, ::geteuid());
-  return std::nullopt;
-}
-
 // Bytes only: every caller asks born_before_lock first, and says which of the two it was.
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
                              const WalControl& control) {
@@ -161,6 +148,10 @@ struct Scanner {
     if (!S_ISREG(st.st_mode)) return foreign(name, sn, not_regular(st));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     bool ready = false;
+    // A writer's survey: what it keeps as a segment it may later write into, recycle or
+    // remove, so the file must be its own to change, whatever it holds (break-it round 23 H1:
+    // a 0444 copy of a segment, another user's, at a future name was recycled and written into).
+    if (auto why = not_walsegs_to_change(st)) return foreign(name, sn, *why);
     if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
     ScannedSegment s{sn, size, ready};
     if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
@@ -239,7 +230,7 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                                                        const std::vector<std::uint32_t>& earlier_writer_pids) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
-  if (auto why = not_made_like_walsegs(st)) return why;
+  if (auto why = not_made_as_walseg_makes_files(st)) return why;
   // A directory whose control file this opening just made, without an earlier writer's
   // walseg.lock, was never walseg's: a temporary file there is someone else's. With one, the
   // earlier writer crashed before its control file (auto's probe comes first: break-it round
@@ -323,7 +314,8 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 
 bool still_unwritten_ready_segment(const Directory& dir, const std::string& name, const WalControl& control) {
   struct stat st{};
-  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+  if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+      not_walsegs_to_change(st))
     return false;
   std::array<std::byte, kReadyStampBytes> head{};
   try {
@@ -351,8 +343,9 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
       // round 8 F4).
       struct stat now{};
       if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
-          (name != kControlTempFileName && (born_before_lock(dir, name) || not_made_like_walsegs(now) ||
-                                            !temp_content_is_walsegs(dir, name, now, control)))) {
+          not_made_as_walseg_makes_files(now) ||
+          (name != kControlTempFileName &&
+           (born_before_lock(dir, name) || !temp_content_is_walsegs(dir, name, now, control)))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));
         continue;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "walseg/log.h"
+#include "walseg/own_files.h"
 #include "walseg/segment_manager.h"
 
 namespace walseg {
@@ -33,6 +34,7 @@ std::optional<std::string> no_longer_ours(const Directory& dir, const std::strin
   struct stat st{};
   if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;  // gone: unlink says so
   if (!S_ISREG(st.st_mode)) return "it is no longer a regular file";
+  if (auto why = not_walsegs_to_change(st)) return why;
   bool ready = false;
   return foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), c, &ready);
 }

@@ -16,6 +16,7 @@
 #include "walseg/failpoint.h"
 #include "walseg/io_trace.h"
 #include "walseg/log.h"
+#include "walseg/own_files.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
@@ -85,7 +86,16 @@ File create_temp_file(Directory& dir, std::string* name) {
   for (int tries = 0;; ++tries) {
     *name = temp_file_name(static_cast<std::uint32_t>(::getpid()), counter.fetch_add(1));
     try {
-      return File::open_at(dir, *name, O_RDWR | O_CREAT | O_EXCL, 0600);
+      File f = File::open_at(dir, *name, O_RDWR | O_CREAT | O_EXCL, kOwnFileMode);
+      // Under the process's umask, 0600 may come out 0400: the next opening would take the
+      // leftover of a crash (and the segment, once renamed) for someone's file.
+      try {
+        set_own_file_mode(f);
+      } catch (...) {
+        dir.unlink(*name, true);
+        throw;
+      }
+      return f;
     } catch (const Error& e) {
       if (e.errnum() != EEXIST || tries >= 63) throw;
     }

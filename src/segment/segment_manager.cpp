@@ -86,7 +86,10 @@ void SegmentManager::open(const Options& opts) {
   const bool new_wal = open_control(opts);
   book_ = SegmentBook(control_.timeline);
   if (cfg_.init_method == InitMethod::kAuto) {
-    cfg_.init_method = choose_init_method(dir_, cfg_).method;
+    // An existing WAL's segments are all of one kind: auto chooses among the methods that
+    // make that kind (break-it round 23 M3).
+    cfg_.init_method =
+        choose_init_method(dir_, cfg_, new_wal ? std::nullopt : std::optional<bool>(control_.append_mode)).method;
     // A new WAL is in the mode of the method auto chose (new-user trial 15: auto choosing
     // fallocate_keep_size made a full-size WAL, and `create --method auto` refused its own
     // segments).

@@ -16,6 +16,7 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/log.h"
+#include "walseg/own_files.h"
 
 namespace walseg {
 namespace {
@@ -45,6 +46,9 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
                                                   std::uint64_t system_id) {
   if (!S_ISREG(st.st_mode)) return "it is not a regular file";
   if (st.st_nlink != 1) return "it has other hard links";
+  // Its bytes alone are anyone's to copy: a user's 0644 copy of this WAL's control file was
+  // removed (break-it round 23 H2).
+  if (auto why = not_made_as_walseg_makes_files(st)) return fmt::format("it is a file {}", *why);
   if (static_cast<std::uint64_t>(st.st_size) > kControlFileBytes)
     return fmt::format("it is {} bytes, larger than a control file", st.st_size);
   std::array<std::byte, kControlFileBytes> buf{};
@@ -168,10 +172,11 @@ struct stat write_control(Directory& dir, const WalControl& c) {
     check_control_temp(dir, dir.exists(kControlFileName) ? c.system_id : 0);
     dir.unlink(kControlTempFileName, true);
   }
-  File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, kOwnFileMode);
   struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
   try {
     mine = f.stat();
+    set_own_file_mode(f);
     f.pwrite_all(buf.data(), buf.size(), 0);
     f.fsync();
     f.close();

@@ -14,6 +14,7 @@
 
 #include "wal_io.h"
 #include "walseg/dir_scan.h"
+#include "walseg/own_files.h"
 
 namespace walseg {
 
@@ -218,7 +219,8 @@ struct stat refuse_unless_still_ours(const Directory& dir, const std::string& na
   const struct stat a = writer_file.stat();
   const struct stat b = check.stat();
   bool ready = false;
-  std::optional<std::string> why = foreign_reason(check, control, &ready);
+  std::optional<std::string> why = not_walsegs_to_change(b);
+  if (!why) why = foreign_reason(check, control, &ready);
   if (!why && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) why = "it was replaced while being opened";
   if (!why) return a;
   const std::string path = dir.path_of(name);
