@@ -26,7 +26,7 @@ mount -t tmpfs -o size=100m tmpfs "$MNT" || { echo "SKIP: could not mount a tmpf
 source "$(dirname "${BASH_SOURCE[0]}")/check_lib.sh"
 
 # 40 segments of 1MB by seven full-size series: 280 MB of create-phase files alone.
-out=$("$WALSEG" bench --dir "$MNT/runs" --segment-size 1MB --segments 40 2>&1)
+out=$("$WALSEG" bench --dir "$MNT/runs" --segment-size 1MB --segments 40 --json "$WORK/refused.json" 2>&1)
 status=$?
 check "a run larger than the filesystem exits 1 (got $status)" test "$status" -eq 1
 check "it says it needs more than is free" contains "$out" "not enough free space in \"$MNT/runs\": this run ("
@@ -36,6 +36,8 @@ check "it says what makes a run smaller" contains "$out" "make the run smaller (
 check "no mid-phase failure" lacks "$out" "custom fill"
 check "nothing was measured" lacks "$out" "Segment creation"
 check "nothing was made: no --dir, no scratch directory" test ! -e "$MNT/runs"
+# Break-it round 23 M6: the empty --json file the run had opened was left behind.
+check "no empty --json left by the refused run" test ! -e "$WORK/refused.json"
 
 out=$("$WALSEG" bench --dir "$MNT" --phases create,write --methods sparse --segment-size 1MB --segments 2 \
       --write-bytes 64kB 2>&1)

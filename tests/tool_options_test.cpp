@@ -383,4 +383,38 @@ BOOST_AUTO_TEST_CASE(AnEmptyFileNameIsAUsageError) {
   BOOST_TEST(!fs::exists(wal));
 }
 
+// Break-it round 23 M4 and L1: an empty --segment-size, create --method, dump --start (and
+// more) read as "not given" and the run went on with the default; `--methods sparse,,none`
+// was accepted. Each is now a usage error (exit 2) that makes nothing.
+BOOST_AUTO_TEST_CASE(BreakIt23_M4_AnEmptyValueIsAUsageError) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  const std::string fresh = dir + "/fresh";
+  for (const std::string& cmd :
+       {"write --dir '" + fresh + "' --records 1 --segment-size ''", "write --dir '" + fresh + "' --record-size ''",
+        "create --dir '" + fresh + "' --segment-size ''", "create --dir '" + fresh + "' --method ''",
+        "ls --dir '" + wal + "' --segment-size ''", "dump --dir '" + wal + "' --start ''",
+        "bench --dir '" + fresh + "' --segment-size ''", "bench --dir '" + fresh + "' --methods sparse,,none",
+        "bench --dir '" + fresh + "' --phases ''", "bench --dir '" + fresh + "' --write-size ''"}) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "an empty value is not a value: leave the option out to use its default"),
+               cmd << ": " << r.err);
+    BOOST_TEST(!fs::exists(fresh), cmd);
+  }
+}
+
+// Break-it round 23 M2: write's and create's --segment-size were not seen by the settings that
+// follow the segment size: `--segment-size 1MB -c walseg.min_size=2MB` was refused ("at least
+// ... segment_size is 16MB, its default"), while -c walseg.segment_size=1MB worked.
+BOOST_AUTO_TEST_CASE(BreakIt23_M2_SegmentSizeOptionIsSeenByTheRulesThatFollowIt) {
+  for (const std::string& cmd : {std::string("write --records 5"), std::string("create --method zero_write --count 2")}) {
+    const std::string wal = dir + "/" + cmd.substr(0, cmd.find(' '));
+    auto r = run(cmd + " --dir '" + wal + "' --segment-size 1MB -c walseg.min_size=2MB -c walseg.max_size=8MB");
+    BOOST_TEST(r.status == 0, cmd << ": " << r.err);
+    BOOST_TEST(!contains(r.err, "its default"), r.err);
+    BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "1MB segments"), cmd);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

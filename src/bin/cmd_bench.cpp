@@ -93,17 +93,7 @@ nlohmann::json row_json(const Row& r, const FsInfo& fs) {
 
 BenchSettings make_settings(const BenchArgs& a) {
   BenchSettings s;
-  SettingsOptions settings = a.settings;
-  if (!a.segment_size.empty()) {
-    s.segment_size = parse_segment_size_option("--segment-size", a.segment_size);
-    check_segment_size(s.segment_size);
-    // As walseg.segment_size, below the file and every -c: so the settings that follow the
-    // segment size (walseg.min_size, max_size: five and 64 segments) follow this one too, as
-    // with -c walseg.segment_size (the new-user trial: --segment-size 1MB kept 16MB's 80MB
-    // min_size and refused -c walseg.min_size=2MB).
-    settings.overrides.insert(settings.overrides.begin(),
-                              fmt::format("walseg.segment_size={}kB", s.segment_size / 1024));
-  }
+  const SettingsOptions settings = with_segment_size_option(a.settings, a.segment_size, &s.segment_size);
   const guc::Registry registry = load_registry(settings);
   s.config = guc::make_config(registry);
   for (const guc::ShowRow& r : registry.show_all()) s.shown_settings.push_back({r.name, r.value, r.source});
@@ -114,7 +104,7 @@ BenchSettings make_settings(const BenchArgs& a) {
   s.write_bytes = a.full ? s.segment_size : parse_size_option("--write-bytes", a.write_bytes);
   if (s.write_size == 0 || s.write_size > s.segment_size)
     throw std::invalid_argument(fmt::format("--write-size must be between 1 byte and the segment size ({})", format_size(s.segment_size)));
-  for (const auto& m : a.methods) {
+  for (const auto& m : split_list(a.methods)) {
     // auto is what the verdict works out from the others, not one to measure: not offered.
     const std::optional<InitMethod> parsed = enum_from_name<InitMethod>(m, kInitMethodNames);
     if (!parsed || *parsed == InitMethod::kAuto) {
@@ -359,7 +349,7 @@ void refuse_postgresql_directories(const std::string& dir) {
 void run_bench(const BenchArgs& a) {
   BenchSettings s = make_settings(a);
   std::vector<std::string> phases;
-  for (const auto& p : a.phases.empty() ? kPhases : a.phases) {
+  for (const auto& p : a.phases.empty() ? kPhases : split_list(a.phases)) {
     if (std::find(kPhases.begin(), kPhases.end(), p) == kPhases.end())
       throw std::invalid_argument(fmt::format("unknown phase \"{}\"; valid phases are: {}", p, fmt::join(kPhases, ", ")));
     // Each phase once, in the order first given (as --methods): a repeat is no second round.
@@ -378,26 +368,40 @@ void run_bench(const BenchArgs& a) {
   // put there mid-run had a segment truncated into JSON).
   std::optional<OutputFile> json_file;
   if (!a.json.empty() && json_fd < 0) json_file.emplace(OutputFile::open("--json", a.json, "", 0, is_bench_json));
-  // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
-  // As create and ls refuse them (the new-user trial: '' meant the current directory, and a
-  // WAL directory was accepted, though a --json file in one is refused).
-  if (a.dir.empty()) throw std::invalid_argument("--dir '': give a directory (. for the current one)");
-  if (struct stat st{}; ::stat((a.dir + "/" + kControlFileName).c_str(), &st) == 0)
-    throw std::invalid_argument(fmt::format("--dir \"{}\" is a WAL directory (it holds {}): bench makes its scratch "
-                                            "directory elsewhere; give its parent or another directory on the same "
-                                            "filesystem",
-                                            a.dir, kControlFileName));
-  refuse_postgresql_directories(a.dir);
   const std::string& parent = a.dir;
-  const FsInfo where = fs_info(existing_ancestor(parent));
-  // /proc, /sys and their kind: "not enough free space" would send the user looking for space.
-  if (where.total_bytes == 0)
-    throw std::runtime_error(fmt::format("\"{}\" is on a {} filesystem, which holds no files' data (statvfs: 0 blocks "
-                                         "in all): give --dir a directory on the filesystem to measure",
-                                         parent, where.type_name.empty() ? "pseudo" : where.type_name));
-  check_free_space(bench_space_need(s, phases), where.free_bytes, parent);
+  // A run refused before it starts leaves no empty --json behind (break-it round 23 M6: one
+  // refused for lack of space did).
+  try {
+    // Before anything is made: a full filesystem otherwise fails mid-phase, minutes in.
+    // As create and ls refuse them (the new-user trial: '' meant the current directory, and a
+    // WAL directory was accepted, though a --json file in one is refused).
+    if (a.dir.empty()) throw std::invalid_argument("--dir '': give a directory (. for the current one)");
+    if (struct stat st{}; ::stat((a.dir + "/" + kControlFileName).c_str(), &st) == 0)
+      throw std::invalid_argument(fmt::format("--dir \"{}\" is a WAL directory (it holds {}): bench makes its scratch "
+                                              "directory elsewhere; give its parent or another directory on the same "
+                                              "filesystem",
+                                              a.dir, kControlFileName));
+    refuse_postgresql_directories(a.dir);
+    const FsInfo where = fs_info(existing_ancestor(parent));
+    // /proc, /sys and their kind: "not enough free space" would send the user looking for space.
+    if (where.total_bytes == 0)
+      throw std::runtime_error(fmt::format("\"{}\" is on a {} filesystem, which holds no files' data (statvfs: 0 blocks "
+                                           "in all): give --dir a directory on the filesystem to measure",
+                                           parent, where.type_name.empty() ? "pseudo" : where.type_name));
+    check_free_space(bench_space_need(s, phases), where.free_bytes, parent);
+  } catch (...) {
+    if (json_file) json_file->remove_if_unwritten();
+    throw;
+  }
   StopSignals stop;  // before any thread is started, so that every thread inherits the block
-  Scratch scratch = Scratch::create(parent);
+  Scratch scratch = [&] {
+    try {
+      return Scratch::create(parent);
+    } catch (...) {
+      if (json_file) json_file->remove_if_unwritten();
+      throw;
+    }
+  }();
   BenchResults res;
   int signo = 0;
   try {
@@ -435,15 +439,20 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--dir", a->dir, "where to make the scratch directory walseg-bench-XXXXXX (default: .)");
   cmd->add_flag("--keep", a->keep, "keep the scratch directory and what is left in it at the end: the create phase's segments (README: --keep)");
   cmd->add_option("--segment-size", a->segment_size,
-                  size_option_help("segment size (default: walseg.segment_size, 16MB)"));
+                  size_option_help("segment size (default: walseg.segment_size, 16MB)"))
+      ->check(value_given());
   cmd->add_option("--segments", a->segments, "segments per method and phase (default 10)")->transform(integer_in(1, 100000));
-  cmd->add_option("--write-size", a->write_size, size_option_help("bytes per commit in the write phase (default 8kB)"));
+  cmd->add_option("--write-size", a->write_size, size_option_help("bytes per commit in the write phase (default 8kB)"))
+      ->check(value_given());
   cmd->add_option("--write-bytes", a->write_bytes,
-                  size_option_help("bytes written per segment in the write phase (default 4MB)"));
+                  size_option_help("bytes written per segment in the write phase (default 4MB)"))
+      ->check(value_given());
   cmd->add_flag("--full", a->full, "write whole segments in the write phase (instead of --write-bytes)")
       ->excludes(cmd->get_option("--write-bytes"));
-  cmd->add_option("--methods", a->methods, "init methods to measure in the create, write and append phases (default: all; switch and commit use walseg.init_method)")->delimiter(',');
-  cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")->delimiter(',');
+  cmd->add_option("--methods", a->methods, "init methods to measure in the create, write and append phases (default: all; switch and commit use walseg.init_method)")
+      ->check(list_items_given());
+  cmd->add_option("--phases", a->phases, "phases to run: create, write, switch, append, commit (default: all)")
+      ->check(list_items_given());
   cmd->add_option("--json", a->json, "also write every row as JSON to this file (-: to stdout, the tables then go to stderr)")
       ->check(file_named());
   cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
@@ -452,12 +461,14 @@ RegisterCommand reg("bench", [](CLI::App& app) {
   cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row (default 3)")
       ->transform(seconds_in(0, false, 86400));
   cmd->add_option("--switch-segment-size", a->switch_segment_size,
-                  size_option_help("phase switch: segment size (default 1MB)"));
+                  size_option_help("phase switch: segment size (default 1MB)"))
+      ->check(value_given());
   cmd->add_option("--switch-boundaries", a->switch_boundaries, "phase switch: boundaries per configuration (default 64, at least 8)")
       ->transform(integer_in(8, 100000));
   cmd->add_option("--device-of", a->device_of,
                   "phases write and append: read the block-device counters of the filesystem under this "
                   "directory instead of --dir's (e.g. a FUSE pass-through mount's backing directory)")
+      ->check(value_given())
       ->check(CLI::ExistingDirectory);
   add_settings_options(*cmd, a->settings);
   cmd->callback([a, cmd] {

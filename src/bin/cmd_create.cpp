@@ -130,11 +130,10 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 
 void run_create(const CreateArgs& a) {
   refuse_wal_in_postgresql_directory(a.dir);
-  Config cfg = load_config(a.settings, a.dir);
-  if (!a.segment_size.empty()) {
-    cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
-    refuse_segment_size_option_against_wal(a.segment_size, cfg.segment_size_bytes, a.dir);
-  }
+  std::uint64_t option_size = 0;
+  const SettingsOptions settings = with_segment_size_option(a.settings, a.segment_size, &option_size);
+  if (option_size != 0) refuse_segment_size_option_against_wal(a.segment_size, option_size, a.dir);
+  Config cfg = load_config(settings, a.dir);
   if (!a.method.empty()) cfg.init_method = parse_method_option(a.method);
   check_segment_size(cfg.segment_size_bytes);
   // The last segment must have an LSN: past 2^64 bytes a name would wrap to a low segment.
@@ -195,10 +194,12 @@ RegisterCommand reg("create", [](CLI::App& app) {
   auto args = std::make_shared<CreateArgs>();
   auto* cmd = app.add_subcommand("create", "create segments durably by one init method");
   cmd->add_option("--dir", args->dir, "WAL directory (created if missing)")->required();
-  cmd->add_option("--method", args->method, "init method (default: walseg.init_method)");
+  cmd->add_option("--method", args->method, "init method (default: walseg.init_method)")
+      ->check(value_given());
   cmd->add_option("--count", args->count, "number of segments (default 1)")->transform(integer_in(1, 1000000));
   cmd->add_option("--segment-size", args->segment_size,
-                  size_option_help("segment size, e.g. 16MB (default: walseg.segment_size)"));
+                  size_option_help("segment size, e.g. 16MB (default: walseg.segment_size)"))
+      ->check(value_given());
   cmd->add_option("--timeline", args->timeline, "timeline id (default 1)")->transform(integer_in(1, 0xFFFFFFFF));
   // Its bound depends on the segment size (checked with it): the help says that, not the
   // loosest bound the parser takes (2^56 - 1, which no segment size allows).

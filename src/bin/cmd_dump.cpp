@@ -174,14 +174,29 @@ std::string foreign_segment_note(const ReadArgs& a, const WalReaderOptions& o, c
   try {
     const Directory dir = Directory::open(a.dir);
     struct stat st{};
-    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return "";
-    bool ready = false;
-    const auto why = foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), *control, &ready);
+    if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return "";
+    std::optional<std::string> why;
+    if (!S_ISREG(st.st_mode)) {
+      // A link, FIFO or directory there said nothing at all (break-it round 23 M5).
+      why = fmt::format("it is {}, not a regular file", S_ISLNK(st.st_mode)   ? "a symbolic link"
+                                                        : S_ISDIR(st.st_mode) ? "a directory"
+                                                        : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                                                                : "a special file");
+    } else {
+      bool ready = false;
+      why = foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), *control, &ready);
+    }
     if (!why) return "";
+    // With WAL after it, moving it out does not let writing go on: the WAL has a hole there
+    // (break-it round 23 M5: the note advised it, and write still refused).
+    const std::string what_to_do =
+        res.corruption ? "WAL goes on after it, so this is damage, not the end of the WAL: put this WAL's own segment "
+                         "back under that name (from a backup or an archive), as for any missing segment"
+                       : "A writer stops there and never replaces it: move it out of the directory to let writing "
+                         "go on";
     return fmt::format("segment \"{}\" is not walseg's: it has a segment's name but walseg did not make it for this "
-                       "WAL: {}. A writer stops there and never replaces it: move it out of the directory to let "
-                       "writing go on",
-                       name, *why);
+                       "WAL: {}. {}",
+                       name, *why, what_to_do);
   } catch (const Error&) {
     return "";
   }
@@ -213,7 +228,8 @@ RegisterCommand dump("dump", [](CLI::App& app) {
   auto a = std::make_shared<ReadArgs>();
   auto* cmd = app.add_subcommand("dump", "print the records of a WAL directory, as pg_waldump does");
   add_common(cmd, *a);
-  cmd->add_option("--start", a->start, "first LSN (X/X; default: start of the WAL)");
+  cmd->add_option("--start", a->start, "first LSN (X/X; default: start of the WAL)")
+      ->check(value_given());
   cmd->add_option("--limit", a->limit, "stop after N records (0: no limit)")->transform(integer_in(0, UINT64_MAX));
   cmd->callback([a] { run_dump(*a); });
 });

@@ -140,11 +140,10 @@ void run_write(const WriteArgs& a) {
                                             "smaller records",
                                             a.record_size, a.clients, size * static_cast<std::uint64_t>(a.clients),
                                             format_size(kMaxPayloadBuffersBytes)));
-  Config cfg = load_config(a.settings, a.dir);
-  if (!a.segment_size.empty()) {
-    cfg.segment_size_bytes = parse_segment_size_option("--segment-size", a.segment_size);
-    refuse_segment_size_option_against_wal(a.segment_size, cfg.segment_size_bytes, a.dir);
-  }
+  std::uint64_t option_size = 0;
+  const SettingsOptions settings = with_segment_size_option(a.settings, a.segment_size, &option_size);
+  if (option_size != 0) refuse_segment_size_option_against_wal(a.segment_size, option_size, a.dir);
+  Config cfg = load_config(settings, a.dir);
   check_segment_size(cfg.segment_size_bytes);
   // Before the open, which takes a writer epoch and may make the directory: a refused run
   // changes nothing.
@@ -235,11 +234,13 @@ RegisterCommand reg("write", [](CLI::App& app) {
   cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
   cmd->add_option("--records", a->records, "records to write in total (default 1000; ignored with --seconds)")
       ->transform(integer_in(1, std::uint64_t{1} << 40));
-  cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"));
+  cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"))
+      ->check(value_given());
   // As create's, ls's and bench's (the new-user trial: `write --segment-size 1MB` was "not expected").
   cmd->add_option("--segment-size", a->segment_size,
                   size_option_help("segment size of a new WAL, e.g. 1MB (default: walseg.segment_size, or an existing "
-                                   "WAL's own)"));
+                                   "WAL's own)"))
+      ->check(value_given());
   cmd->add_option("--clients", a->clients, "concurrent clients (default 1)")->transform(integer_in(1, 1024));
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (default 0: use --records)")
       ->transform(seconds_in(0, true, 86400));

@@ -100,6 +100,38 @@ CLI::Validator file_named() {
       "FILE");
 }
 
+CLI::Validator value_given() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return value.empty() ? std::string("an empty value is not a value: leave the option out to use its default")
+                             : std::string();
+      },
+      "");
+}
+
+CLI::Validator list_items_given() {
+  return CLI::Validator(
+      [](std::string& value) {
+        const bool empty_item = value.empty() || value.front() == ',' || value.back() == ',' ||
+                                value.find(",,") != std::string::npos;
+        return empty_item ? std::string("an empty value is not a value: leave the option out to use its default, "
+                                        "or name each item between the commas")
+                          : std::string();
+      },
+      "");
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& values) {
+  std::vector<std::string> items;
+  for (const std::string& v : values)
+    for (std::size_t at = 0; at <= v.size();) {
+      const std::size_t end = std::min(v.find(',', at), v.size());
+      items.push_back(v.substr(at, end - at));
+      at = end + 1;
+    }
+  return items;
+}
+
 CLI::Validator seconds_in(double min, bool min_inclusive, double max) {
   const std::string range = min_inclusive ? fmt::format("{} .. {}", min, max)
                                           : fmt::format("greater than {} and at most {}", min, max);

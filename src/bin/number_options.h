@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -31,6 +32,20 @@ CLI::Validator seconds_in(double min, bool min_inclusive, double max);
 /// refused, since it read as "not given" and the run went on without the file, in silence
 /// (break-it round 22: `write --ack-log ""` wrote no ack log and said nothing).
 CLI::Validator file_named();
+
+/// Check for every other option that takes text (a size, a method, a directory, an LSN, an
+/// item of a comma list): an empty value is refused as a usage error, since it read as "not
+/// given" and the run went on with the default (break-it round 23 M4: `--segment-size ''`,
+/// `create --method ''`, `dump --start ''`; L1: `--methods sparse,,none`).
+CLI::Validator value_given();
+
+/// Check for a comma-separated list option (`--methods a,b`), given without CLI11's delimiter
+/// (which drops empty items): refuses an empty value and an empty item ("a,,b", "a,") as
+/// value_given does. Split the values with split_list.
+CLI::Validator list_items_given();
+
+/// Every item of every value of a list option checked by list_items_given, in order.
+std::vector<std::string> split_list(const std::vector<std::string>& values);
 
 /// Parses `text` as integer_in does. Returns "" and sets *value, or returns the reason.
 std::string parse_integer(const std::string& text, std::uint64_t min, std::uint64_t max,

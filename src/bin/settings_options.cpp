@@ -88,6 +88,16 @@ guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_
   return registry;
 }
 
+SettingsOptions with_segment_size_option(const SettingsOptions& opts, const std::string& text, std::uint64_t* bytes) {
+  *bytes = 0;
+  if (text.empty()) return opts;
+  *bytes = parse_segment_size_option("--segment-size", text);
+  check_segment_size(*bytes);
+  SettingsOptions with = opts;
+  with.overrides.insert(with.overrides.begin(), fmt::format("walseg.segment_size={}kB", *bytes / 1024));
+  return with;
+}
+
 Config load_config(const SettingsOptions& opts, const std::string& wal_dir) {
   return guc::make_config(load_registry(opts, wal_dir));
 }

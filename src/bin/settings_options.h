@@ -37,6 +37,15 @@ guc::LoadReport apply_settings(const SettingsOptions& opts, guc::Registry& regis
 /// "" for none.
 guc::Registry load_registry(const SettingsOptions& opts, const std::string& wal_dir = "");
 
+/// `opts` with a command's `--segment-size TEXT` given as walseg.segment_size, below the
+/// settings file and every -c, so that the settings that follow the segment size
+/// (walseg.min_size, max_size: five and 64 segments) follow this one too, as with -c (the
+/// new-user trial: bench's --segment-size 1MB kept 16MB's 80MB min_size; break-it round 23 M2:
+/// write's and create's). The value is parsed and checked first (parse_segment_size_option:
+/// std::invalid_argument naming the option); "" returns opts unchanged. `*bytes` gets the size,
+/// or 0 for "".
+SettingsOptions with_segment_size_option(const SettingsOptions& opts, const std::string& text, std::uint64_t* bytes);
+
 /// make_config(load_registry(opts, wal_dir)); throws as load_registry.
 Config load_config(const SettingsOptions& opts, const std::string& wal_dir = "");
 
