@@ -278,4 +278,27 @@ BOOST_AUTO_TEST_CASE(AStopAtSomeonesFileUnderTheNextSegmentNameSaysWhoseItIs) {
   BOOST_TEST(contains(r.out, "move it out of the directory to let writing go on"), r.out);
 }
 
+// Break-it round 23 M5: the note advised "move it out ... to let writing go on" also where WAL
+// goes on after someone's file (corruption: write refuses either way), and said nothing for a
+// symbolic link at the name.
+BOOST_AUTO_TEST_CASE(BreakIt23_M5_TheNoteSaysDamageWhereWalGoesOnAndNamesALink) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 400 --record-size 8kB -c walseg.segment_size=1MB").status == 0);
+  const std::string second = "000000010000000000000002";
+  BOOST_TEST_REQUIRE(fs::exists(wal + "/000000010000000000000003"));
+  fs::rename(wal + "/" + second, dir + "/moved");
+  { std::ofstream(wal + "/" + second) << "mine\n"; }
+  auto r = run("recover --dir '" + wal + "'");
+  BOOST_TEST(r.status == 2, r.out << r.err);
+  BOOST_TEST(contains(r.out, "corruption: yes"), r.out);
+  BOOST_TEST(contains(r.out, "note: segment \"" + second + "\" is not walseg's"), r.out);
+  BOOST_TEST(contains(r.out, "this is damage, not the end of the WAL"), r.out);
+  BOOST_TEST(!contains(r.out, "to let writing go on"), r.out);
+  fs::remove(wal + "/" + second);
+  fs::create_symlink(dir + "/moved", wal + "/" + second);
+  r = run("recover --dir '" + wal + "'");
+  BOOST_TEST(contains(r.out, "note: segment \"" + second + "\" is not walseg's"), r.out);
+  BOOST_TEST(contains(r.out, "it is a symbolic link, not a regular file"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
