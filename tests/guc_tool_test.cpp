@@ -136,6 +136,10 @@ BOOST_AUTO_TEST_CASE(check_config_lists_errors_in_line_order_and_blames_c_for_it
   r = run("check-config '" + ok + "' -c walseg.recycle");
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "-c walseg.recycle requires a value"), r.err);
+  // Break-it round 23 L1: `-c ''` said "-c  requires a value", a gap where the name goes.
+  const auto e = run("show all -c ''");
+  BOOST_TEST(e.status != 0);
+  BOOST_TEST(contains(e.err, "-c needs name=value, and was given an empty value"), e.err);
   BOOST_TEST(contains(r.err, "FATAL:  the -c settings contain errors"), r.err);
   BOOST_TEST(!contains(r.err, "configuration file \"" + ok + "\" contains errors"), r.err);
 }

@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(AClosedStdoutStopsItLikeSigpipe) {
   const std::string err = slurp(dir + "/err");
   BOOST_TEST(status == 128 + SIGPIPE, err);
   std::smatch m;
-  BOOST_TEST_REQUIRE(std::regex_search(err, m, std::regex("interrupted by SIGPIPE after ([0-9]+) of")), err);
+  BOOST_TEST_REQUIRE(std::regex_search(err, m, std::regex("stopped: its standard output was closed after ([0-9]+) of")), err);
   expect_only_complete_segments(wal, std::stol(m[1]));
 }
 

@@ -173,4 +173,18 @@ BOOST_AUTO_TEST_CASE(ABrokenFileIsSaidToBeThisWalsOnlyWhenItsFirstPageIs) {
              c.out);
 }
 
+// Break-it round 23 L1: a walseg.control that is a symbolic link was listed as "walseg's
+// control file, damaged", though nothing in it is damaged: it is not the file walseg writes.
+BOOST_AUTO_TEST_CASE(ALinkedControlFileIsNotCalledDamaged) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  fs::rename(wal + "/walseg.control", dir + "/control");
+  fs::create_symlink("../control", wal + "/walseg.control");
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.out, "is a symbolic link, not the regular file walseg writes"), r.out);
+  BOOST_TEST(!contains(r.out, "damaged"), r.out);
+  BOOST_TEST(contains(r.out, "walseg's control file name, but cannot be used (see above)"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

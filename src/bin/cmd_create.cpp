@@ -163,9 +163,12 @@ void run_create(const CreateArgs& a) {
   for (int i = 0; i < a.count; ++i) {
     check_stdout_reader();
     if (const int signo = stop_signal(); signo != 0) {
-      std::fprintf(stderr, "walseg create: interrupted by %s after %d of %d segments; each made is complete and "
+      // A closed stdout is no signal the user sent (round 23 L1: it said "interrupted by SIGPIPE").
+      const std::string why = signo == SIGPIPE ? "stopped: its standard output was closed"
+                                               : "interrupted by " + signal_name(signo);
+      std::fprintf(stderr, "walseg create: %s after %d of %d segments; each made is complete and "
                    "installed, none was begun after it\n",
-                   signal_name(signo).c_str(), i, a.count);
+                   why.c_str(), i, a.count);
       exit_status() = 128 + signo;
       return;
     }

@@ -269,7 +269,7 @@ void run_ls(const LsArgs& a) {
       throw file_error(errno, "stat", dir.path_of(e.name));
     fmt::print("{:<42} {:>12} {:>12}  {}\n", printable(e.name), st.st_size,
                static_cast<std::uint64_t>(st.st_blocks) * 512,
-               damaged && e.name == kControlFileName ? "walseg's control file, damaged (see above)"
+               damaged && e.name == kControlFileName ? "walseg's control file name, but cannot be used (see above)"
                                                      : describe_entry(dir, e.name, st, control, cfg));
   }
 }

@@ -220,9 +220,12 @@ void run_write(const WriteArgs& a) {
     std::rethrow_exception(run.failure);
   }
   if (const int signo = stop_signal(); signo != 0) {
-    std::fprintf(stderr, "walseg write: interrupted by %s after %llu acknowledged commits; each is in the WAL, "
+    // As create's: a closed stdout is no signal the user sent.
+    const std::string why = signo == SIGPIPE ? "stopped: its standard output was closed"
+                                             : "interrupted by " + signal_name(signo);
+    std::fprintf(stderr, "walseg write: %s after %llu acknowledged commits; each is in the WAL, "
                  "which ends at %s\n",
-                 signal_name(signo).c_str(), static_cast<unsigned long long>(s.n),
+                 why.c_str(), static_cast<unsigned long long>(s.n),
                  format_lsn(w.flushed_lsn()).c_str());
     exit_status() = 128 + signo;
   }

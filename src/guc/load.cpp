@@ -177,7 +177,9 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
     if (eq == std::string::npos) {
       ConfigError e;
       e.parameter = opt;
-      e.message = fmt::format("-c {} requires a value", opt);
+      // Round 23 L1: `-c ''` read "-c  requires a value", with a gap where the name goes.
+      e.message = opt.empty() ? std::string("-c needs name=value, and was given an empty value")
+                              : fmt::format("-c {} requires a value", opt);
       e.from_command_line = true;
       report.errors.push_back(std::move(e));
       continue;
