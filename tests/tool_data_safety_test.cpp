@@ -780,4 +780,29 @@ BOOST_AUTO_TEST_CASE(BreakIt23_M3_AutoForAnExistingWalChoosesAMethodOfItsKind) {
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 320);
 }
 
+// A WAL whose segments were handed to another user (or made read-only) is refused, never
+// written; the refusal says how to give them back, not only "move them out", which would take
+// acknowledged records away.
+BOOST_AUTO_TEST_CASE(BreakIt23_SegmentsOfThisWalNotWalsegsToChangeAreRefusedWithHowToGiveThemBack) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB).status == 0);
+  std::map<std::string, std::string> before;
+  for (const auto& n : entries(wal))
+    if (n.size() == 24) {
+      ::chmod((wal + "/" + n).c_str(), 0400);
+      before[n] = bytes_of(wal + "/" + n);
+    }
+  auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "read-only (mode 0400)"), w.err);
+  BOOST_TEST(contains(w.err, "do not move it: run walseg as the user that owns it, or give it back to user ID " +
+                                 std::to_string(::geteuid()) + " with chown and chmod u+w"),
+             w.err);
+  for (const auto& [n, b] : before) BOOST_TEST((bytes_of(wal + "/" + n) == b), n);
+  for (const auto& [n, b] : before) ::chmod((wal + "/" + n).c_str(), 0600);
+  auto again = run("write --dir '" + wal + "' --records 3" + k1MB);
+  BOOST_TEST(again.status == 0, again.err);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 303);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

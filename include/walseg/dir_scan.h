@@ -59,6 +59,9 @@ struct ForeignFile {
   std::string name;
   std::optional<SegmentName> segment;  ///< what the name says (nullopt: out of range for the size)
   std::string why;                     ///< e.g. "its first page is zeros"
+  /// Its bytes are this WAL's, but walseg may not change the file (own_files.h: another
+  /// user's, or read-only): a file of the WAL whose owner or mode changed, or someone's copy.
+  bool this_wals_bytes = false;
 };
 
 struct ScanReport {

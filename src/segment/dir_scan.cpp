@@ -151,15 +151,26 @@ struct Scanner {
     // A writer's survey: what it keeps as a segment it may later write into, recycle or
     // remove, so the file must be its own to change, whatever it holds (break-it round 23 H1:
     // a 0444 copy of a segment, another user's, at a future name was recycled and written into).
-    if (auto why = not_walsegs_to_change(st)) return foreign(name, sn, *why);
+    if (auto why = not_walsegs_to_change(st)) {
+      // Its first page says whether it may be this WAL's own file, handed to another user or
+      // made read-only: then the refusal says how to give it back rather than only "move it".
+      bool ours = false;
+      try {
+        ours = !foreign_reason(dir, name, size, control, &ready);
+      } catch (const Error&) {
+        // unreadable to this user: nothing to say about its bytes
+      }
+      return foreign(name, sn, *why, ours);
+    }
     if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
     ScannedSegment s{sn, size, ready};
     if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
     else report.short_segments.push_back(s);
   }
 
-  void foreign(const std::string& name, std::optional<SegmentName> sn, const std::string& why) {
-    report.foreign.push_back(ForeignFile{name, sn, why});
+  void foreign(const std::string& name, std::optional<SegmentName> sn, const std::string& why,
+               bool this_wals_bytes = false) {
+    report.foreign.push_back(ForeignFile{name, sn, why, this_wals_bytes});
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make "
                                     "it for this WAL: {}",
                                     dir.path_of(name), why));

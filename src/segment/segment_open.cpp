@@ -4,6 +4,7 @@
 #include <fcntl.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -195,7 +196,7 @@ void SegmentManager::check_scan() {
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
   std::vector<std::string> theirs;
   const ForeignFile* first = nullptr;
-  bool other_system = false;
+  bool other_system = false, this_wals_bytes = false;
   for (const ForeignFile& f : scan_.foreign) {
     if (!f.segment || !needed(*f.segment)) continue;
     if (!first) first = &f;
@@ -203,6 +204,7 @@ void SegmentManager::check_scan() {
     // dir_scan's words for walseg's own page or stamp of another system identifier.
     other_system |= f.why.find("another system") != std::string::npos ||
                     f.why.find("another WAL") != std::string::npos;
+    this_wals_bytes |= f.this_wals_bytes;
   }
   // Segments of another system may be this directory's own, and walseg.control the stranger.
   const std::string control_advice =
@@ -210,16 +212,24 @@ void SegmentManager::check_scan() {
                                  "{}): put this directory's own {} back (from a backup) instead",
                                  kControlFileName, control_.system_id, kControlFileName)
                    : "";
+  // Moving out a file of this WAL would lose its records: say how to give it back first.
+  const std::string owner_advice =
+      this_wals_bytes
+          ? fmt::format(". If {} this WAL's own (the first page says so; another user's or read-only: a copy, or "
+                        "a file whose owner or mode was changed), do not move it: run walseg as the user that "
+                        "owns it, or give it back to user ID {} with chown and chmod u+w",
+                        theirs.size() == 1 ? "it is" : "one is", ::geteuid())
+          : "";
   if (theirs.size() == 1)
     refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
                              "make it: {}. walseg never uses, replaces, moves or removes a file it did not make: "
-                             "move it out of the directory{}",
-                             dir_.path_of(first->name), first->why, control_advice));
+                             "move it out of the directory{}{}",
+                             dir_.path_of(first->name), first->why, control_advice, owner_advice));
   if (!theirs.empty())
     refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
                              "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
-                             "move them out of the directory{}",
-                             theirs.size(), fmt::join(theirs, "; "), control_advice));
+                             "move them out of the directory{}{}",
+                             theirs.size(), fmt::join(theirs, "; "), control_advice, owner_advice));
   // A short segment holding WAL: in an append-mode WAL it is one to go on with in append
   // mode. Otherwise it was cut (a partial copy or restore, case C33): switching to an
   // append-mode method would write after the cut as if nothing were missing.
