@@ -76,6 +76,14 @@ if [[ $got == *" True "* ]]; then
   check "btrfs: the advised settings draw no WARNING" lacks "$werr" "WARNING"
 fi
 
+# New-user trial 5: the commit phase opens one scratch WAL per row, and btrfs's WARNING about
+# zero_write and recycling came once per row (four times): each kind is said once.
+out=$("$WALSEG" bench --dir "$MNT" --phases commit --segment-size 1MB --clients 1,2 --commit-seconds 0.2 \
+  -c walseg.init_method=zero_write 2>&1)
+n=$(grep -c "WARNING" <<<"$out")
+check "btrfs: the commit phase's WARNINGs are said once each (got $n)" test "$n" -ge 1 -a "$n" -le 2
+check "btrfs: no WARNING line repeats itself" test "$(grep "WARNING" <<<"$out" | sed 's/"[^"]*"//g' | sort | uniq -d | wc -l)" -eq 0
+
 make_fs xfs 400
 out=$(run_bench "$MNT" "$WORK/xfs.json")
 status=$?

@@ -2,7 +2,8 @@
 // the library's LOG lines about them ("created walseg.control in .../switch/pooled", one per
 // configuration) are bench's internals, not something its user acts on (the new-user trial:
 // they filled stderr between the tables). WARNINGs still print: they are about the
-// filesystem being measured (copy-on-write, memory-backed), which the user should know.
+// filesystem being measured (copy-on-write, memory-backed), which the user should know, each
+// kind once per instance (one per phase), whatever scratch directory it names.
 //
 // Thread-safety: the library's sink is called under its own mutex, so the swap is safe while
 // other threads log; create and destroy on main's thread.

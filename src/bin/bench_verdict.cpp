@@ -77,9 +77,12 @@ void print_working(const std::vector<Candidate>& cs, const RuleWorking& w, bool 
   const Candidate& best = cs[w.best];
   const Candidate& cheap = cs[w.cheapest];
   const double c = cheap.probe.create_us;
-  fmt::print("  commits: p10 within {:.0f}% of the best, {}'s {} us: threshold {:g} x {} = {} us; within it: {}\n",
-             kCommitTolerance * 100, best.label(), fig(best.probe.commit_p10_us), 1 + kCommitTolerance,
-             fig(best.probe.commit_p10_us), fig(w.threshold_us), listing(cs, w.fast, false));
+  // To 0.1 us always: whole microseconds made the product look wrong (new-user trial 5:
+  // "threshold 1.2 x 170 = 203", from an unrounded 169.4).
+  fmt::print("  commits: p10 within {:.0f}% of the best, {}'s {:.1f} us: threshold {:g} x {:.1f} = {:.1f} us; within it: "
+             "{}\n",
+             kCommitTolerance * 100, best.label(), best.probe.commit_p10_us, 1 + kCommitTolerance,
+             best.probe.commit_p10_us, w.threshold_us, listing(cs, w.fast, false));
   if (std::any_of(cs.begin(), cs.end(), [](const Candidate& k) { return k.probe.commit_p10_us < 100; }))
     fmt::print("  (figures below 100 us to 0.1 us here; the tables round them to whole microseconds)\n");
   fmt::print("  creation: median within {:.0f} ms or {:g}x of the cheapest of those, {}'s {} us: bound "
