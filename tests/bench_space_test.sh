@@ -46,4 +46,11 @@ check "a run that fits runs (got $status)" test "$status" -eq 0
 check "tmpfs: the figures are said not to stand for a disk" contains "$out" \
   "note: tmpfs keeps its files in memory: fsync and fdatasync return without writing anything to a disk"
 
+# New-user trial 5: "What to set" printed both fills' p10 as "2 us" while the verdict compared
+# 1.5 and 1.9 (the threshold 1.8): figures the rule compared are given to 0.1 us below 100 us.
+out=$("$WALSEG" bench --dir "$MNT" --phases create,write --methods zero_write,sparse --segment-size 1MB --segments 2 \
+      --write-bytes 64kB 2>&1)
+check "tmpfs: wal_init_zero's reason gives the p10s to 0.1 us" grep -Eq \
+  "commits as zero_write, [0-9]+\.[0-9] us p10\), off \(a hole, as sparse: [0-9]+ us; [0-9]+\.[0-9] us p10\)" <<<"$out"
+
 check_summary

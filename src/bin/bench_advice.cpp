@@ -33,7 +33,7 @@ Setting wal_init_zero(const FsInfo& fs, const std::vector<Row>& rows) {
   return {on ? "on" : "off",
           fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg15_reference, {} us; "
                       "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10)",
-                      cell(zc->lat.median), cell(zw->lat.p10), cell(sc->lat.median), cell(sw->lat.p10))};
+                      cell(zc->lat.median), rule_figure(zw->lat.p10), cell(sc->lat.median), rule_figure(sw->lat.p10))};
 }
 
 // Recycling is a rename and leaves a written file, so it is worth it wherever rewriting a block
@@ -51,12 +51,12 @@ Setting recycle(const FsInfo& fs, const std::vector<Row>& rows, const nlohmann::
     const std::string why = fs.nocow ? fmt::format("this directory is NOCOW (chattr +C) on {}, so its files are "
                                                    "rewritten in place", fs.type_name)
                                      : fmt::format("{} is not copy-on-write", fs.type_name);
-    return {"on", fmt::format("{}then commits in a written file, {} us p10; {}", rename, cell(rw->lat.p10), why)};
+    return {"on", fmt::format("{}then commits in a written file, {} us p10; {}", rename, rule_figure(rw->lat.p10), why)};
   }
   const double threshold = v.value("threshold_us", 0.0);
   const std::string measured =
       rw ? fmt::format("; here recycled segments commit in {} us p10, {} the new segments' threshold {} us",
-                       cell(rw->lat.p10), rw->lat.p10 > threshold ? "above" : "within", cell(threshold))
+                       rule_figure(rw->lat.p10), rw->lat.p10 > threshold ? "above" : "within", rule_figure(threshold))
          : "";
   return {"off", fmt::format("{} is copy-on-write: PostgreSQL advises wal_recycle = off there, and walseg warns "
                              "against recycling (rewrites of old blocks go to new space){}",

@@ -34,15 +34,12 @@ std::vector<Candidate> candidates(const BenchSettings& s, const std::vector<Row>
   return out;
 }
 
-// A figure the rule compared: to 0.1 us below 100 us, where the tables' whole microseconds
-// cannot show why 1.4 is outside a threshold of 1.2 (tmpfs, the new-user trial).
-std::string fig(double us) { return us > 0 && us < 100 ? fmt::format("{:.1f}", us) : cell(us); }
 
 // "a 157, b 170": each listed candidate with the figure the step compared.
 std::string listing(const std::vector<Candidate>& cs, const std::vector<std::size_t>& idx, bool create) {
   std::vector<std::string> parts;
   for (std::size_t i : idx)
-    parts.push_back(fmt::format("{} {}", cs[i].label(), fig(create ? cs[i].probe.create_us : cs[i].probe.commit_p10_us)));
+    parts.push_back(fmt::format("{} {}", cs[i].label(), rule_figure(create ? cs[i].probe.create_us : cs[i].probe.commit_p10_us)));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
