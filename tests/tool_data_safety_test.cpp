@@ -741,14 +741,22 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H3_ALockNotMadeAsWalsegMakesItIsNeitherRewrittenN
 // and the next opening took its own lock for someone's. Every file walseg makes in a WAL
 // directory is 0600 whatever the umask, so the WAL stays usable.
 BOOST_AUTO_TEST_CASE(BreakIt23_M1_UnderAUmaskOf0277_WalsegsFilesAre0600AndTheWalStaysUsable) {
-  const std::string wal = dir + "/wal";
-  fs::create_directories(wal);
+  const std::string wal = dir + "/made/wal", bench = dir + "/bench";
   const mode_t old = ::umask(0277);
   auto a = run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB);
   auto b = run("write --dir '" + wal + "' --records 10" + k1MB);
+  auto c = run("bench --dir '" + bench + "' --keep --phases create --methods none --segments 1 --segment-size 1MB");
   ::umask(old);
   BOOST_TEST_REQUIRE(a.status == 0, a.err);
   BOOST_TEST(b.status == 0, b.err);
+  BOOST_TEST(c.status == 0, c.err);
+  // Break-it round 24 M2: the directories walseg makes are 0700 too (they came out 0500, and
+  // as any user but root walseg was then refused by its own WAL directory).
+  BOOST_TEST(mode_of(dir + "/made") == 0700u);
+  BOOST_TEST(mode_of(wal) == 0700u);
+  BOOST_TEST(mode_of(bench) == 0700u);
+  for (const auto& e : fs::recursive_directory_iterator(bench))
+    if (e.is_directory()) BOOST_TEST(mode_of(e.path()) == 0700u, e.path());
   for (const auto& n : entries(wal))
     if (n != "walseg.auto") BOOST_TEST(mode_of(wal + "/" + n) == 0600u, n);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 310);
@@ -803,6 +811,30 @@ BOOST_AUTO_TEST_CASE(BreakIt23_SegmentsOfThisWalNotWalsegsToChangeAreRefusedWith
   auto again = run("write --dir '" + wal + "' --records 3" + k1MB);
   BOOST_TEST(again.status == 0, again.err);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 303);
+}
+
+// Break-it round 24 M1: a crash between the auto decision's write under a temporary name and
+// its rename to walseg.auto left xlogtemp.<pid>.N holding the cache's JSON, which every later
+// writer left in place as "holding bytes walseg never writes to one" and ls called not walseg's.
+BOOST_AUTO_TEST_CASE(BreakIt24_M1_TheAutoCachesTemporaryFileLeftByACrashIsRemovedByTheNextWriter) {
+  const std::string wal = dir + "/wal";
+  ::setenv("WALSEG_FAILPOINTS", "rename=crash", 1);  // the first rename: auto's cache, before the control file
+  auto cut = run("write --dir '" + wal + "' --records 5 -c walseg.init_method=auto" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(cut.status == 86, cut.err);
+  std::vector<std::string> temps;
+  for (const auto& n : entries(wal))
+    if (n.rfind("xlogtemp.", 0) == 0) temps.push_back(n);
+  BOOST_TEST_REQUIRE(temps.size() == 1u);
+  BOOST_TEST_REQUIRE(contains(bytes_of(wal + "/" + temps[0]), "\"filesystem\""));
+  const std::string listed = run("ls --dir '" + wal + "'").out;
+  BOOST_TEST(contains(listed, temps[0]), listed);
+  BOOST_TEST(!contains(listed, "not walseg's"), listed);
+  auto w = run("write --dir '" + wal + "' --records 5 -c walseg.init_method=auto" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(contains(w.err, "removed leftover temporary file \"" + wal + "/" + temps[0] + "\""), w.err);
+  BOOST_TEST(!fs::exists(wal + "/" + temps[0]));
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

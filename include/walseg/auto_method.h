@@ -156,6 +156,13 @@ struct AutoOptions {
 /// that kind was probed. append_only works as full_size_only does, for the other kind.
 AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg);
 
+/// Whether the entry `name` of `dir` holds a walseg.auto cache as walseg writes one (a plain
+/// file of one link, JSON with walseg's fields): what a crash between the cache's write under a
+/// temporary name (xlogtemp.<pid>.<n>) and its rename leaves there, which the next writer
+/// removes as that crash's leftover (break-it round 24 M1: it was "holding bytes walseg never
+/// writes to one", left for good). Never throws.
+bool holds_auto_cache(const Directory& dir, const std::string& name);
+
 /// The tool's form: probe and cache in `dir`; any method for a new WAL (`wal_append_mode`
 /// nullopt), else only methods of the WAL's mode (true: append mode).
 AutoDecision choose_init_method(Directory& dir, const Config& cfg, std::optional<bool> wal_append_mode = std::nullopt);

@@ -24,7 +24,7 @@ class Directory {
   Directory() = default;  // moves and closing come from OwnedFd
 
   /// Opens an existing directory (O_DIRECTORY). With create=true a missing directory (and its
-  /// missing parents) is created first with mode 0700, and the parent of each one created is
+  /// missing parents) is created first with mode 0700 (keep_new_directory_0700), and the parent of each one created is
   /// fsynced, so that the new name survives a power cut. *made (when given) says whether this
   /// call made the directory itself (its mkdir succeeded): only then may a refused command
   /// remove it again. Throws Error("create", "open" or "fsync") naming the directory.
@@ -113,5 +113,13 @@ class Directory {
   void rename_over(const std::string& from, const std::string& to);
   OwnedFd fd_;
 };
+
+/// Gives the directory `name` (relative to the directory open as `at`, or AT_FDCWD for a path)
+/// that this process has just made with mkdir(…, 0700) exactly 0700, whatever the umask took
+/// from it, as initdb makes pg_wal (break-it round 24 M2: under umask 0277 a WAL directory
+/// walseg made came out 0500, and its next step was refused with "Permission denied"). Only a
+/// directory owned by this user and never through a symbolic link. Never throws: a failure is
+/// left to the open or create that follows, whose error names the path.
+void keep_new_directory_0700(int at, const std::string& name) noexcept;
 
 }  // namespace walseg

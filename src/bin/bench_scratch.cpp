@@ -54,6 +54,7 @@ Scratch Scratch::create(const std::string& parent) {
   // are reused) or made by anyone else is never taken, so nothing in it can be removed.
   std::string path = parent + "/walseg-bench-XXXXXX";
   if (::mkdtemp(path.data()) == nullptr) throw dir_error(errno, "create", path);
+  keep_new_directory_0700(AT_FDCWD, path);
   Directory d = Directory::open(path);
   struct stat st{};
   if (::fstat(d.fd(), &st) != 0) throw dir_error(errno, "open", path);
@@ -92,6 +93,7 @@ Directory Scratch::make_dir(const std::string& rel) {
     const std::string name = base_of(prefix);
     const bool made = ::mkdirat(parent->fd(), name.c_str(), 0700) == 0;
     if (!made && errno != EEXIST) throw dir_error(errno, "create", path);
+    if (made) keep_new_directory_0700(parent->fd(), name);
     struct stat st{};
     if (::fstatat(parent->fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) throw dir_error(errno, "open", path);
     const Id id{st.st_dev, st.st_ino};

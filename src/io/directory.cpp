@@ -54,6 +54,7 @@ Directory Directory::open(const std::string& path, bool create, bool* made) {
       if (made != nullptr) *made = err == 0;  // the last component's mkdir is what counts
       if (err == 0) {
         done("mkdir", partial.string(), 0);
+        keep_new_directory_0700(AT_FDCWD, partial.string());
         Directory p = open(parent.string());
         p.fsync();
       }
@@ -282,6 +283,14 @@ std::vector<Directory::Entry> Directory::list() const {
   if (e != 0) throw dir_error(e, "read", path());
   std::sort(out.begin(), out.end(), [](const Entry& a, const Entry& b) { return a.name < b.name; });
   return out;
+}
+
+void keep_new_directory_0700(int at, const std::string& name) noexcept {
+  struct stat st{};
+  if (::fstatat(at, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+      (st.st_mode & 07777) == 0700 || st.st_uid != ::geteuid())
+    return;
+  (void)::fchmodat(at, name.c_str(), 0700, AT_SYMLINK_NOFOLLOW);
 }
 
 }  // namespace walseg

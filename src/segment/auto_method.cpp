@@ -332,6 +332,14 @@ AutoDecision choose_init_method(const AutoOptions& opts, const Config& cfg) {
   return d;
 }
 
+bool holds_auto_cache(const Directory& dir, const std::string& name) {
+  try {
+    return read_cache(dir, "", name.c_str()).ours;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 AutoDecision choose_init_method(Directory& dir, const Config& cfg, std::optional<bool> wal_append_mode) {
   return choose_init_method(AutoOptions{.probe_dir = &dir,
                                         .cache_dir = &dir,

@@ -93,6 +93,8 @@ bool temp_content_is_walsegs(const Directory& dir, const std::string& name, cons
   // A probe file may be larger than a small segment.
   if (static_cast<std::uint64_t>(st.st_size) > std::max<std::uint64_t>(control.segment_size_bytes, kProbeFileBytes))
     return false;
+  // The auto decision's cache on its way to walseg.auto (auto_method.h).
+  if (holds_auto_cache(dir, name)) return true;
   try {
     File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
     std::vector<std::byte> b(kTempCheckBytes);

@@ -77,6 +77,14 @@ Log read_log(const std::string& path) {
   Log log;
   std::string line;
   while (std::getline(in, line)) {
+    // A last line without its newline is a write cut short (the ack log's filesystem full, a
+    // kill inside the write): no acknowledgement, since walseg writes a line whole or reports
+    // the write failed (break-it round 24 L2: "ack RUN 0 10" of seq 109 was read as seq 10
+    // acknowledged at 0/0, and called stale).
+    if (in.eof()) {
+      if (!line.empty()) std::fprintf(stderr, "ack log: its last line has no newline (a write cut short), ignored: %s\n", line.c_str());
+      break;
+    }
     std::istringstream ls(line);
     std::string kind;
     ls >> kind;
@@ -89,7 +97,7 @@ Log read_log(const std::string& path) {
       std::uint64_t id = 0, seq = 0;
       int client = 0;
       Lsn end = 0;
-      ls >> id >> client >> seq >> end;
+      if (!(ls >> id >> client >> seq >> end)) throw std::runtime_error("ack log: unreadable line: " + line);
       auto it = log.index.find(id);
       if (it == log.index.end()) throw std::runtime_error("ack log: ack before its start line: " + line);
       Run& r = log.runs[it->second];

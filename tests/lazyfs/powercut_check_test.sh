@@ -5,6 +5,7 @@
 #     L1: the checker read timeline 1 and called every record lost);
 #   - records too short to carry the whole tag (--record-size 8) are matched by their end LSN
 #     and tag prefix: nothing lost or stale (round 15 L2: every one was "stale", every ack lost);
+#   - a last ack line cut short (no newline) is no acknowledgement (round 24 L2);
 #   - the checker can fail: with a segment holding WAL removed, acknowledged records are lost;
 #   - --lsns writes only a new file (an existing one, a segment among them, stays as it was).
 #
@@ -47,6 +48,14 @@ for run in 1 2; do
     >/dev/null 2>&1 || { echo "FAILED: write of 8-byte records (run $run)"; exit 1; }
 done
 expect "8-byte records" 0 '^records 400, acknowledged 400, lost 0, stale 0, end' -- --dir "$SH" --ack-log "$WORK/short.ack"
+
+# A last ack line cut short (the ack log's filesystem full) is no acknowledgement (break-it
+# round 24 L2: "ack RUN 0 10" of seq 109 was read as seq 10 acknowledged at 0/0: "stale 1").
+cp "$WORK/t2.ack" "$WORK/torn.ack"
+# The last ack line again, cut inside its sequence number: "ack RUN CLIENT 29" of seq 299.
+grep '^ack ' "$WORK/t2.ack" | tail -n 1 | awk '{ printf "%s %s %s %s", $1, $2, $3, substr($4, 1, length($4) - 1) }' \
+  >> "$WORK/torn.ack"
+expect "a torn last ack line" 0 '^records 300, acknowledged 300, lost 0, stale 0, end' -- --dir "$T2" --ack-log "$WORK/torn.ack"
 
 # The checker fails when acknowledged records are gone: segment 2 of the timeline-2 WAL
 # (0/200000 to 0/300000, inside the 300 records' 2.4 MB from 0/100000) removed.
