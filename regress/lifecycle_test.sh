@@ -23,6 +23,8 @@
 #    library the postmaster loaded), and a WARNING says the SQL functions load $libdir's.
 # 5. No room: with max_wal_size larger than the disk the worker makes no segment, says so in
 #    one LOG line, walseg_status() names the cap, and walseg_prealloc() gives a NOTICE.
+# 6. Someone's short file at the next segment name is not counted in segments_ahead, and a
+#    LOG line names it once.
 # Exits 0 when all hold, 1 otherwise (the work directory is kept for inspection).
 set -euo pipefail
 
@@ -282,6 +284,31 @@ sleep 1  # more rounds of the worker, which must not say it again
 [ "$(segments | tr '\n' ' ')" = "$before" ] || fail "segments were made with no room: $(segments | tr '\n' ' ')"
 run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown (no room)"
 echo "no room: the pool made nothing, said so once, walseg_status() says '$cap', walseg_prealloc() says why"
+
+# ---- 6. someone's file at the next segment name ---------------------------------------------
+# Break-it round 24 L1: short files planted at future segment names were counted as segments
+# made ahead (segments_ahead), and nothing was said. Only full-size files count, and a LOG line
+# names the file (once).
+sed -i "/^max_wal_size = '1000TB'$/d" "$data/postgresql.conf"
+redo="$(run "$bindir/pg_controldata" -D "$data" | sed -n "s/^Latest checkpoint's REDO WAL file: *//p")"
+for f in $(segments); do if [[ "$f" > "$redo" ]]; then rm -f "$data/pg_wal/$f"; fi; done
+per_id=$(( 0x100000000 / (1024 * 1024 * 1024) ))  # 1 GB segments: four per xlogid
+next=$(( 16#${redo:8:8} * per_id + 16#${redo:16:8} + 1 ))
+planted="$data/pg_wal/$(printf '%s%08X%08X' "${redo:0:8}" $(( next / per_id )) $(( next % per_id )))"
+printf 'mine\n' > "$planted"
+if [ "$(id -u)" -eq 0 ]; then chown "$WALSEG_RUN_USER" "$planted"; fi
+: > "$log"
+start_server "with someone's file at the next segment name"
+for _ in $(seq 1 100); do grep -q "has the name of a future WAL segment but is not one" "$log" && break; sleep 0.1; done
+grep -q "walseg: \"pg_wal/$(basename "$planted")\" has the name of a future WAL segment but is not one: it is 5 bytes" "$log" ||
+  fail "no LOG naming the file at the next segment name"
+ahead="$(psql_ -c "SELECT segments_ahead FROM walseg_status()")"
+[ "$ahead" = "0" ] || fail "walseg_status().segments_ahead counts someone's file: $ahead"
+[ "$(cat "$planted")" = "mine" ] || fail "the planted file changed"
+sleep 1
+[ "$(grep -c "has the name of a future WAL segment but is not one" "$log")" -eq 1 ] || fail "the LOG was said more than once"
+run "$bindir/pg_ctl" -D "$data" -m fast stop >/dev/null || fail "fast shutdown (someone's file)"
+echo "someone's file at the next segment name: not counted, named once in the LOG"
 
 echo "lifecycle_test: passed"
 rm -rf "$work"

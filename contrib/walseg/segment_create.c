@@ -261,7 +261,32 @@ walseg_resolve_method(WalsegCancel cancel, int *method, WalsegErr *err)
 	return true;
 }
 
-/* Counts the future segments present right after `from`, up to `last`. */
+/*
+ * Someone's file at a future segment name, said once per name and process: PostgreSQL will
+ * use it as it is when WAL reaches it (stock behaviour), but it is no segment made ahead.
+ */
+static void
+note_not_a_segment(const char *path, const struct stat *st)
+{
+	static char last_noted[MAXPGPATH];
+
+	if (strcmp(last_noted, path) == 0)
+		return;
+	strlcpy(last_noted, path, sizeof(last_noted));
+	ereport(LOG,
+			(errmsg("walseg: \"%s\" has the name of a future WAL segment but is not one: it is %s",
+					path, S_ISREG(st->st_mode) ? psprintf("%lld bytes, not wal_segment_size (%d bytes)",
+														   (long long) st->st_size, wal_segment_size)
+					: "not a regular file"),
+			 errdetail("The preallocator counts no segment at or past it. PostgreSQL writes into it as it is when WAL reaches it."),
+			 errhint("Move it out of pg_wal unless it was put there on purpose.")));
+}
+
+/*
+ * Counts the future segments present right after `from`, up to `last`: regular files of
+ * wal_segment_size only (break-it round 24 L1: two 10-byte files planted at future names were
+ * counted in segments_ahead, and nothing said so).
+ */
 int
 walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 {
@@ -273,8 +298,13 @@ walseg_count_ahead(TimeLineID tli, XLogSegNo from, XLogSegNo last)
 		struct stat st;
 
 		XLogFilePath(path, tli, segno, wal_segment_size);
-		if (stat(path, &st) != 0)
+		if (lstat(path, &st) != 0)
 			break;
+		if (!S_ISREG(st.st_mode) || st.st_size != wal_segment_size)
+		{
+			note_not_a_segment(path, &st);
+			break;
+		}
 		ahead++;
 	}
 	return ahead;

@@ -8,7 +8,8 @@ CREATE FUNCTION walseg_status(
     OUT state text,                 -- running | not running: <why> | in recovery |
                                     -- not preloaded: add walseg to shared_preload_libraries
     OUT worker_pid int,             -- NULL when the preallocator is not running
-    OUT segments_ahead int,         -- future segments present in pg_wal at the last look;
+    OUT segments_ahead int,         -- future segments (files of wal_segment_size, one after
+                                    -- another) present in pg_wal at the last look;
                                     -- NULL in recovery (the preallocator waits for its end)
     OUT target_ahead int,           -- walseg.prealloc_segments, bounded by the horizon
     OUT target_capped_by text,      -- what bounds target_ahead: walseg.prealloc_segments,
