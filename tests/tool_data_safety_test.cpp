@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(ANewWalIsInTheModeOfTheMethodAutoChose) {
   const auto end = text.find('"', at + 11);
   text.replace(at + 11, end - at - 11, "fallocate_keep_size");
   fs::create_directories(wal);
-  std::ofstream(wal + "/walseg.auto") << text;
+  put_as_walseg_would(wal + "/walseg.auto", text);
   auto r = run("create --dir '" + wal + "' --method auto --count 2" + k1MB);
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(contains(r.out, "fallocate_keep_size"), r.out);
@@ -835,6 +835,42 @@ BOOST_AUTO_TEST_CASE(BreakIt24_M1_TheAutoCachesTemporaryFileLeftByACrashIsRemove
   BOOST_TEST(contains(w.err, "removed leftover temporary file \"" + wal + "/" + temps[0] + "\""), w.err);
   BOOST_TEST(!fs::exists(wal + "/" + temps[0]));
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+}
+
+// Break-it round 25 H1: walseg.auto and walseg.control were judged by their bytes alone: a
+// user's 0644 file in walseg.auto's layout was replaced and removed, and a read-only copy of a
+// control file (root's, for another user's writer) replaced. walseg.auto is walseg's only at
+// mode 0600 and walseg's user; walseg.control only when walseg's user owns it and may write it.
+BOOST_AUTO_TEST_CASE(BreakIt25_H1_AnAutoCacheOrControlFileWalsegMayNotChangeIsNeverReplaced) {
+  const std::string a = dir + "/a";
+  fs::create_directories(a);
+  const std::string mine = "{\"filesystem\": \"other:1\", \"method\": \"zero_write\", \"reason\": \"note\"}\n";
+  { std::ofstream(a + "/walseg.auto") << mine; }
+  fs::permissions(a + "/walseg.auto", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                          fs::perms::others_read);
+  auto w = run("write --dir '" + a + "' --records 3 -c walseg.init_method=auto" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(contains(w.err, "not caching the auto decision"), w.err);
+  BOOST_TEST(bytes_of(a + "/walseg.auto") == mine);
+  BOOST_TEST(mode_of(a + "/walseg.auto") == 0644u);
+  // A control file made read-only: refused with how to give it back, never replaced.
+  const std::string c = dir + "/c";
+  BOOST_TEST_REQUIRE(run("write --dir '" + c + "' --records 3" + k1MB).status == 0);
+  fs::permissions(c + "/walseg.control", fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const std::string control = bytes_of(c + "/walseg.control");
+  struct stat before{};
+  BOOST_REQUIRE(::stat((c + "/walseg.control").c_str(), &before) == 0);
+  auto r = run("write --dir '" + c + "' --records 3" + k1MB);
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "read-only (mode 0444)"), r.err);
+  BOOST_TEST(contains(r.err, "give it back to user ID"), r.err);
+  struct stat after{};
+  BOOST_REQUIRE(::stat((c + "/walseg.control").c_str(), &after) == 0);
+  BOOST_TEST(after.st_ino == before.st_ino);
+  BOOST_TEST(bytes_of(c + "/walseg.control") == control);
+  fs::permissions(c + "/walseg.control", fs::perms::owner_read | fs::perms::owner_write);
+  BOOST_TEST(run("write --dir '" + c + "' --records 3" + k1MB).status == 0);
+  BOOST_TEST(records_of(run("recover --dir '" + c + "'").out) == 6);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -181,8 +181,17 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
       return fmt::format("not walseg's: a lock file {} (a writer refuses the directory until it is moved away)", *why);
     return "walseg's lock file";
   }
-  if (name == kControlFileName) return "walseg's control file (the WAL's identity)";
-  if (name == kAutoCacheFileName) return "walseg's init_method = auto decision";
+  // The writers' tests (round 25 H1): such files are never replaced.
+  if (name == kControlFileName) {
+    if (auto why = not_walsegs_to_change(st))
+      return fmt::format("the WAL's control file, but not walseg's to change: {} (a writer refuses the directory)", *why);
+    return "walseg's control file (the WAL's identity)";
+  }
+  if (name == kAutoCacheFileName) {
+    if (auto why = not_made_as_walseg_makes_files(st))
+      return fmt::format("not walseg's: a file {} (never replaced; auto's decision is then not cached)", *why);
+    return "walseg's init_method = auto decision";
+  }
   if (name == kControlTempFileName) {
     if (!plain)
       return fmt::format("not walseg's: {} (left alone)",

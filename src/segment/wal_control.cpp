@@ -158,11 +158,25 @@ struct stat write_control(Directory& dir, const WalControl& c) {
   // walseg ran (a user's notes, another WAL's control file) is someone's, and replacing it
   // would destroy it. A damaged one throws from read_control, changing nothing.
   auto not_this_wals = [&](const char* name) -> std::optional<std::string> {
+    // A file walseg may not change, whatever it holds: another user's, or read-only (break-it
+    // round 25 H1: a 0444 copy of root's control file was replaced and removed by another user's
+    // writer). The segments' rule (own_files.h): a copy restored with cp stays usable.
+    struct stat st{};
+    if (::fstatat(dir.fd(), name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+      if (auto why = not_walsegs_to_change(st)) return why;
     std::optional<WalControl> cur = read_control_named(dir, name);
     if (!cur || cur->system_id == c.system_id) return std::nullopt;
     return fmt::format("it now holds the control file of another WAL (system identifier {}, this WAL's is {})",
                        cur->system_id, c.system_id);
   };
+  // This WAL's control file, but not walseg's to change here: said with how to give it back.
+  if (struct stat st{}; ::fstatat(dir.fd(), kControlFileName, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+    if (auto why = not_walsegs_to_change(st))
+      throw make_error(EACCES, "replace", control,
+                       fmt::format("could not update \"{}\": {}, and walseg will not replace it. If it is this WAL's, "
+                                   "run walseg as the user that owns it, or give it back to user ID {} with chown "
+                                   "and chmod u+w",
+                                   control, *why, ::geteuid()));
   if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
   // Only a leftover found is removed: an unlink of a name that is normally free would remove
   // whatever was moved onto it meanwhile (break-it round 7 F3). The O_EXCL below refuses one.
