@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <regex>
@@ -680,7 +681,7 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H1_ACopyOfASegmentWalsegMayNotChangeIsNeverWritte
   const bool root = ::geteuid() == 0;
   if (root) BOOST_REQUIRE(::chown(other.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
   const std::string ro_bytes = bytes_of(ro), other_bytes = bytes_of(other);
-  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's to write: it is read-only (mode 0444)"));
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "this WAL's, but not walseg's to write as it is: it is read-only (mode 0444)"));
   // Enough records to need both names (and the retirements that would recycle them).
   auto w = run("write --dir '" + wal + "' --records 600 --record-size 8kB" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
@@ -803,8 +804,8 @@ BOOST_AUTO_TEST_CASE(BreakIt23_SegmentsOfThisWalNotWalsegsToChangeAreRefusedWith
   auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "read-only (mode 0400)"), w.err);
-  BOOST_TEST(contains(w.err, "do not move it: run walseg as the user that owns it, or give it back to user ID " +
-                                 std::to_string(::geteuid()) + " with chown and chmod u+w"),
+  BOOST_TEST(contains(w.err, "do not move it out, which would take its records away; run walseg as the user that "
+                             "owns it, or give it back to user ID " + std::to_string(::geteuid()) + " with chown and chmod u+w"),
              w.err);
   for (const auto& [n, b] : before) BOOST_TEST((bytes_of(wal + "/" + n) == b), n);
   for (const auto& [n, b] : before) ::chmod((wal + "/" + n).c_str(), 0600);
@@ -871,6 +872,47 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H1_AnAutoCacheOrControlFileWalsegMayNotChangeIsNe
   fs::permissions(c + "/walseg.control", fs::perms::owner_read | fs::perms::owner_write);
   BOOST_TEST(run("write --dir '" + c + "' --records 3" + k1MB).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + c + "'").out) == 6);
+}
+
+// Break-it round 25 H2: a segment holding this WAL's records that a writer refuses as it is (a
+// hard link to it, a symbolic link in its place, grown past a segment) drew "walseg did not make
+// it ... move it out of the directory" from write, recover and ls; following that, the next
+// write resumed before those records (past the durable point) and acknowledged records were
+// lost. Each now says the file holds this WAL and how to make it walseg's again.
+BOOST_AUTO_TEST_CASE(BreakIt25_H2_ASegmentOfThisWalIsNeverAdvisedOutOfTheDirectory) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 200 --record-size 8kB" + k1MB).status == 0);
+  const std::string seg = wal + "/000000010000000000000001";
+  struct Case {
+    std::string what, advice;
+    std::function<void()> make, undo;
+  };
+  const std::vector<Case> cases = {
+      {"hard link", "remove its other names",
+       [&] { fs::create_hard_link(seg, dir + "/backup"); }, [&] { fs::remove(dir + "/backup"); }},
+      {"symbolic link", "put the segment file itself back under this name",
+       [&] { fs::rename(seg, dir + "/moved"); fs::create_symlink(dir + "/moved", seg); },
+       [&] { fs::remove(seg); fs::rename(dir + "/moved", seg); }},
+  };
+  long expected = 200;
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.what) {
+      c.make();
+      auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
+      BOOST_TEST(w.status == 1, w.err);
+      BOOST_TEST(contains(w.err, "its first page is this WAL's"), w.err);
+      BOOST_TEST(contains(w.err, "do not move it out of the directory, which would take them away; " + c.advice), w.err);
+      BOOST_TEST(!contains(w.err, "move it out of the directory\n"), w.err);
+      const std::string listed = run("ls --dir '" + wal + "'").out;
+      BOOST_TEST(contains(listed, "this WAL's, but not walseg's to write as it is"), listed);
+      BOOST_TEST(!contains(listed, "not walseg's: it has 2 names"), listed);
+      c.undo();  // what the advice says
+      auto again = run("write --dir '" + wal + "' --records 3" + k1MB);
+      BOOST_TEST(again.status == 0, again.err);
+      expected += 3;
+      BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == expected);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -59,9 +59,9 @@ struct ForeignFile {
   std::string name;
   std::optional<SegmentName> segment;  ///< what the name says (nullopt: out of range for the size)
   std::string why;                     ///< e.g. "its first page is zeros"
-  /// Its bytes are this WAL's, but walseg may not change the file (own_files.h: another
-  /// user's, or read-only): a file of the WAL whose owner or mode changed, or someone's copy.
-  bool this_wals_bytes = false;
+  /// When its first page is this WAL's (a file of the WAL whose owner, mode or links changed,
+  /// or someone's copy): how to make it walseg's again (give_back_advice). Empty otherwise.
+  std::string give_back;
 };
 
 struct ScanReport {
@@ -126,6 +126,16 @@ bool is_walseg_bookkeeping_file(const std::string& name);
 /// cleaning up directories walseg made itself (bench and probe scratch directories); the
 /// name alone never makes a file in a WAL directory walseg's (dir_scan does that).
 bool is_walseg_file_name(const std::string& name);
+
+/// For a segment-named entry `name` of `dir` (lstat `st`) that a writer refuses but whose first
+/// page is this WAL's: how to make it walseg's to write again, without moving it out of the
+/// directory, which would take its records away (break-it round 25 H2: walseg advised "move it
+/// out" for a hard-linked segment, a link to one, a grown one, and following that lost
+/// acknowledged records past the durable point). E.g. "remove its other names (hard links)".
+/// nullopt when its first page is not this WAL's (or cannot be read). A symbolic link is read
+/// through (never written). Never throws.
+std::optional<std::string> give_back_advice(const Directory& dir, const std::string& name, const struct stat& st,
+                                            const WalControl& control);
 
 /// Whether the open file `f` is a segment of the WAL whose control file is `control`: a plain
 /// file (no other link) whose first bytes are this WAL's long page header or ready stamp (its

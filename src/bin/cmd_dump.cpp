@@ -187,6 +187,13 @@ std::string foreign_segment_note(const ReadArgs& a, const WalReaderOptions& o, c
       why = foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), *control, &ready);
     }
     if (!why) return "";
+    // This WAL's own file that a writer may not use as it is (links, size): moving it out would
+    // take its records away (break-it round 25 H2: following that advice lost acknowledged
+    // records past the durable point).
+    if (const auto back = give_back_advice(dir, name, st, *control))
+      return fmt::format("segment \"{}\" holds this WAL (its first page says so), but a writer may not use it as it "
+                         "is: {}. Do not move it out of the directory, which would take its records away; {}",
+                         name, *why, *back);
     // With WAL after it, moving it out does not let writing go on: the WAL has a hole there
     // (break-it round 23 M5: the note advised it, and write still refused).
     const std::string what_to_do =

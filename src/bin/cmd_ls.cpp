@@ -222,14 +222,19 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
                : std::string("temp leftover (removed when a writer opens the directory)");
   }
   if (info.kind != WalFileKind::kSegmentFile) return S_ISREG(st.st_mode) ? std::string(to_string(info.kind)) : "not a regular file";
-  if (!S_ISREG(st.st_mode)) return fmt::format("not walseg's: {}, not a regular file (left alone)", file_type(st));
+  // Its first page is this WAL's: how to make it walseg's again, never "move it out" (round 25 H2).
+  const std::optional<std::string> back = give_back_advice(dir, name, st, *control);
+  auto label = [&](const std::string& why) {
+    return back ? fmt::format("this WAL's, but not walseg's to write as it is: {} (do not move it out; {})", why, *back)
+                : fmt::format("not walseg's: {} (left alone)", why);
+  };
+  if (!S_ISREG(st.st_mode)) return label(fmt::format("{}, not a regular file", file_type(st)));
   bool ready = false;
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (auto why = foreign_reason(dir, name, size, *control, &ready)) return "not walseg's: " + *why + " (left alone)";
+  if (auto why = foreign_reason(dir, name, size, *control, &ready)) return label(*why);
   // The writer's survey too: this WAL's bytes in a file walseg may not change (a copy of
   // another user's, or read-only) are left alone (break-it round 23 H1).
-  if (auto why = not_walsegs_to_change(st))
-    return fmt::format("not walseg's to write: {} (left alone; a writer refuses it where it needs it)", *why);
+  if (auto why = not_walsegs_to_change(st)) return label(*why);
   return describe_ours(dir, name, info, size, ready, *control);
 }
 

@@ -147,32 +147,26 @@ struct Scanner {
 
   void segment(const std::string& name, const WalFileInfo& info, const struct stat& st) {
     const SegmentName sn{info.timeline, info.segno};
-    if (!S_ISREG(st.st_mode)) return foreign(name, sn, not_regular(st));
+    if (!S_ISREG(st.st_mode)) return foreign(name, sn, not_regular(st), st);
     const auto size = static_cast<std::uint64_t>(st.st_size);
     bool ready = false;
     // A writer's survey: what it keeps as a segment it may later write into, recycle or
     // remove, so the file must be its own to change, whatever it holds (break-it round 23 H1:
     // a 0444 copy of a segment, another user's, at a future name was recycled and written into).
-    if (auto why = not_walsegs_to_change(st)) {
-      // Its first page says whether it may be this WAL's own file, handed to another user or
-      // made read-only: then the refusal says how to give it back rather than only "move it".
-      bool ours = false;
-      try {
-        ours = !foreign_reason(dir, name, size, control, &ready);
-      } catch (const Error&) {
-        // unreadable to this user: nothing to say about its bytes
-      }
-      return foreign(name, sn, *why, ours);
-    }
-    if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why);
+    if (auto why = not_walsegs_to_change(st)) return foreign(name, sn, *why, st);
+    if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why, st);
     ScannedSegment s{sn, size, ready};
     if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
     else report.short_segments.push_back(s);
   }
 
   void foreign(const std::string& name, std::optional<SegmentName> sn, const std::string& why,
-               bool this_wals_bytes = false) {
-    report.foreign.push_back(ForeignFile{name, sn, why, this_wals_bytes});
+               std::optional<struct stat> st = std::nullopt) {
+    // Its first page says whether it may be this WAL's own file: then the refusal says how to
+    // make it walseg's again rather than only "move it out".
+    std::string give_back;
+    if (st) give_back = give_back_advice(dir, name, *st, control).value_or("");
+    report.foreign.push_back(ForeignFile{name, sn, why, give_back});
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make "
                                     "it for this WAL: {}",
                                     dir.path_of(name), why));
@@ -223,6 +217,37 @@ struct Scanner {
 };
 
 }  // namespace
+
+std::optional<std::string> give_back_advice(const Directory& dir, const std::string& name, const struct stat& st,
+                                            const WalControl& control) {
+  if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) return std::nullopt;
+  try {
+    // Read only, and through a link too: its target is what the name stood for.
+    File f = File::open_at(dir, name, O_RDONLY | O_NONBLOCK);
+    const struct stat target = f.stat();
+    if (!S_ISREG(target.st_mode)) return std::nullopt;
+    std::array<std::byte, kReadyStampBytes> head{};
+    if (f.pread(head.data(), head.size(), 0) != head.size()) return std::nullopt;
+    bool ready = false;
+    if (!is_ours(head, control, &ready)) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (S_ISLNK(st.st_mode))
+    return std::string("put the segment file itself back under this name in place of the link (walseg never writes "
+                       "through one)");
+  if (not_walsegs_to_change(st))
+    return fmt::format("run walseg as the user that owns it, or give it back to user ID {} with chown and chmod u+w",
+                       ::geteuid());
+  if (st.st_nlink != 1)
+    return std::string("remove its other names (hard links, as ln or cp -al make; a backup made with cp is a file "
+                       "of its own), keeping this one");
+  if (static_cast<std::uint64_t>(st.st_size) > control.segment_size_bytes)
+    return std::string("it grew past a segment's size: copy the directory away and restore the segment from a "
+                       "backup, keeping this file until it has been looked at");
+  return std::string("copy the directory away and restore the segment from a backup, keeping this file until it has "
+                     "been looked at");
+}
 
 bool is_this_wals_segment(File& f, const WalControl& control) {
   try {

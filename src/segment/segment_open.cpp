@@ -196,7 +196,8 @@ void SegmentManager::check_scan() {
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
   std::vector<std::string> theirs;
   const ForeignFile* first = nullptr;
-  bool other_system = false, this_wals_bytes = false;
+  bool other_system = false;
+  const ForeignFile* ours = nullptr;  // the first whose first page is this WAL's
   for (const ForeignFile& f : scan_.foreign) {
     if (!f.segment || !needed(*f.segment)) continue;
     if (!first) first = &f;
@@ -204,7 +205,7 @@ void SegmentManager::check_scan() {
     // dir_scan's words for walseg's own page or stamp of another system identifier.
     other_system |= f.why.find("another system") != std::string::npos ||
                     f.why.find("another WAL") != std::string::npos;
-    this_wals_bytes |= f.this_wals_bytes;
+    if (!ours && !f.give_back.empty()) ours = &f;
   }
   // Segments of another system may be this directory's own, and walseg.control the stranger.
   const std::string control_advice =
@@ -212,19 +213,24 @@ void SegmentManager::check_scan() {
                                  "{}): put this directory's own {} back (from a backup) instead",
                                  kControlFileName, control_.system_id, kControlFileName)
                    : "";
-  // Moving out a file of this WAL would lose its records: say how to give it back first.
+  // Moving out a file of this WAL would take its records away (break-it round 25 H2): say how
+  // to make it walseg's again instead.
   const std::string owner_advice =
-      this_wals_bytes
-          ? fmt::format(". If {} this WAL's own (the first page says so; another user's or read-only: a copy, or "
-                        "a file whose owner or mode was changed), do not move it: run walseg as the user that "
-                        "owns it, or give it back to user ID {} with chown and chmod u+w",
-                        theirs.size() == 1 ? "it is" : "one is", ::geteuid())
-          : "";
+      ours ? fmt::format(". But \"{}\"{} holds this WAL (its first page says so): do not move it out, which would "
+                         "take its records away; {}",
+                         dir_.path_of(ours->name), theirs.size() == 1 ? "" : " (and any other whose first page is this WAL's)",
+                         ours->give_back)
+           : "";
+  if (theirs.size() == 1 && ours)
+    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, and its first page is "
+                             "this WAL's, but walseg may not write to it as it is: {}. It may hold acknowledged "
+                             "records: do not move it out of the directory, which would take them away; {}",
+                             dir_.path_of(first->name), first->why, ours->give_back));
   if (theirs.size() == 1)
     refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
                              "make it: {}. walseg never uses, replaces, moves or removes a file it did not make: "
-                             "move it out of the directory{}{}",
-                             dir_.path_of(first->name), first->why, control_advice, owner_advice));
+                             "move it out of the directory{}",
+                             dir_.path_of(first->name), first->why, control_advice));
   if (!theirs.empty())
     refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
                              "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
