@@ -681,7 +681,7 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H1_ACopyOfASegmentWalsegMayNotChangeIsNeverWritte
   const bool root = ::geteuid() == 0;
   if (root) BOOST_REQUIRE(::chown(other.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
   const std::string ro_bytes = bytes_of(ro), other_bytes = bytes_of(other);
-  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "this WAL's, but not walseg's to write as it is: it is read-only (mode 0444)"));
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "may hold this WAL, but not walseg's to write as it is: it is read-only (mode 0444)"));
   // Enough records to need both names (and the retirements that would recycle them).
   auto w = run("write --dir '" + wal + "' --records 600 --record-size 8kB" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
@@ -804,8 +804,8 @@ BOOST_AUTO_TEST_CASE(BreakIt23_SegmentsOfThisWalNotWalsegsToChangeAreRefusedWith
   auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "read-only (mode 0400)"), w.err);
-  BOOST_TEST(contains(w.err, "do not move it out, which would take its records away; run walseg as the user that "
-                             "owns it, or give it back to user ID " + std::to_string(::geteuid()) + " with chown and chmod u+w"),
+  BOOST_TEST(contains(w.err, "do not move it out, which would take its records away; make it readable and writable "
+                             "by its owner again (chmod u+rw)"),
              w.err);
   for (const auto& [n, b] : before) BOOST_TEST((bytes_of(wal + "/" + n) == b), n);
   for (const auto& [n, b] : before) ::chmod((wal + "/" + n).c_str(), 0600);
@@ -864,7 +864,7 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H1_AnAutoCacheOrControlFileWalsegMayNotChangeIsNe
   auto r = run("write --dir '" + c + "' --records 3" + k1MB);
   BOOST_TEST(r.status == 1, r.err);
   BOOST_TEST(contains(r.err, "read-only (mode 0444)"), r.err);
-  BOOST_TEST(contains(r.err, "give it back to user ID"), r.err);
+  BOOST_TEST(contains(r.err, "make it readable and writable by its owner again (chmod u+rw)"), r.err);
   struct stat after{};
   BOOST_REQUIRE(::stat((c + "/walseg.control").c_str(), &after) == 0);
   BOOST_TEST(after.st_ino == before.st_ino);
@@ -890,6 +890,10 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H2_ASegmentOfThisWalIsNeverAdvisedOutOfTheDirecto
   const std::vector<Case> cases = {
       {"hard link", "remove its other names",
        [&] { fs::create_hard_link(seg, dir + "/backup"); }, [&] { fs::remove(dir + "/backup"); }},
+      // Round 26 H2: "restore the segment from a backup" lost the records newer than the backup.
+      {"grown", "it grew past a segment's size: copy the directory away, then cut it back to the segment size "
+                "(truncate -s 1048576), which keeps every record in it",
+       [&] { std::ofstream(seg, std::ios::app) << "x"; }, [&] { fs::resize_file(seg, 1048576); }},
       {"symbolic link", "put the segment file itself back under this name",
        [&] { fs::rename(seg, dir + "/moved"); fs::create_symlink(dir + "/moved", seg); },
        [&] { fs::remove(seg); fs::rename(dir + "/moved", seg); }},
@@ -900,11 +904,11 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H2_ASegmentOfThisWalIsNeverAdvisedOutOfTheDirecto
       c.make();
       auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
       BOOST_TEST(w.status == 1, w.err);
-      BOOST_TEST(contains(w.err, "its first page is this WAL's"), w.err);
-      BOOST_TEST(contains(w.err, "do not move it out of the directory, which would take them away; " + c.advice), w.err);
+      BOOST_TEST(contains(w.err, "may hold its records (its first page is this WAL's, or cannot be read)"), w.err);
+      BOOST_TEST(contains(w.err, "Do not move it out of the directory, which would take them away; " + c.advice), w.err);
       BOOST_TEST(!contains(w.err, "move it out of the directory\n"), w.err);
       const std::string listed = run("ls --dir '" + wal + "'").out;
-      BOOST_TEST(contains(listed, "this WAL's, but not walseg's to write as it is"), listed);
+      BOOST_TEST(contains(listed, "may hold this WAL, but not walseg's to write as it is"), listed);
       BOOST_TEST(!contains(listed, "not walseg's: it has 2 names"), listed);
       c.undo();  // what the advice says
       auto again = run("write --dir '" + wal + "' --records 3" + k1MB);
@@ -912,6 +916,56 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H2_ASegmentOfThisWalIsNeverAdvisedOutOfTheDirecto
       expected += 3;
       BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == expected);
     }
+  }
+}
+
+// Break-it round 26 H1: a segment of this WAL its own (non-root) user cannot read drew "move it
+// out of the directory" (the check of its first page failed, and with it the advice), and
+// following that lost acknowledged records; "chmod u+w" on a 0000 file left it unreadable.
+BOOST_AUTO_TEST_CASE(BreakIt26_H1_ASegmentItsUserCannotReadIsNeverAdvisedOut) {
+  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null") != 0) return;  // needs another user
+  BOOST_REQUIRE(::chmod(dir.c_str(), 0711) == 0);
+  const std::string home = dir + "/u", wal = home + "/wal";
+  fs::create_directories(home);
+  BOOST_REQUIRE(::chown(home.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+  const std::string as_nobody = "runuser -u nobody -- ";
+  auto nobody = [&](const std::string& args) {
+    return run("--version >/dev/null; cd '" + home + "' && " + as_nobody + "'" + tool_path().string() + "' " + args);
+  };
+  BOOST_TEST_REQUIRE(nobody("write --dir wal --records 200 --record-size 8kB" + k1MB).status == 0);
+  const std::string seg = wal + "/000000010000000000000001";
+  BOOST_REQUIRE(::chmod(seg.c_str(), 0000) == 0);
+  auto w = nobody("write --dir wal --records 1" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "walseg cannot read it (Permission denied), so it cannot tell whether it holds this WAL"),
+             w.err);
+  BOOST_TEST(contains(w.err, "Do not move it out of the directory"), w.err);
+  BOOST_TEST(contains(w.err, "chmod u+rw"), w.err);
+  BOOST_TEST(!contains(w.err, "move it out of the directory\n"), w.err);
+  BOOST_REQUIRE(::chmod(seg.c_str(), 0600) == 0);
+  auto again = nobody("write --dir wal --records 1" + k1MB);
+  BOOST_TEST(again.status == 0, again.err);
+  BOOST_TEST(records_of(nobody("recover --dir wal").out) == 201);
+}
+
+// Break-it round 26 H3: as root, --ack-log and --json wrote into another user's read-only file.
+// An existing output file is written only when it is the running user's and owner-writable.
+BOOST_AUTO_TEST_CASE(BreakIt26_H3_OutputFilesOfAnotherUserOrReadOnlyAreRefused) {
+  const std::string ack = dir + "/theirs.log";
+  { std::ofstream(ack) << ""; }
+  BOOST_REQUIRE(::chmod(ack.c_str(), 0444) == 0);
+  auto w = run("write --dir '" + dir + "/wal' --records 2 --ack-log '" + ack + "'" + k1MB);
+  BOOST_TEST(w.status == 2, w.err);
+  BOOST_TEST(contains(w.err, "is not yours to write: it is read-only (mode 0444)"), w.err);
+  BOOST_TEST(fs::file_size(ack) == 0u);
+  BOOST_TEST(!fs::exists(dir + "/wal"));
+  if (::geteuid() == 0) {
+    BOOST_REQUIRE(::chmod(ack.c_str(), 0644) == 0);
+    BOOST_REQUIRE(::chown(ack.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+    auto o = run("write --dir '" + dir + "/wal' --records 2 --ack-log '" + ack + "'" + k1MB);
+    BOOST_TEST(o.status == 2, o.err);
+    BOOST_TEST(contains(o.err, "is not yours to write: it is owned by user ID 65534"), o.err);
+    BOOST_TEST(fs::file_size(ack) == 0u);
   }
 }
 

@@ -187,4 +187,15 @@ BOOST_AUTO_TEST_CASE(ALinkedControlFileIsNotCalledDamaged) {
   BOOST_TEST(contains(r.out, "walseg's control file name, but cannot be used (see above)"), r.out);
 }
 
+// Break-it round 26 M1: a 0600 walseg.auto holding a user's notes was listed as "walseg's
+// init_method = auto decision", while a writer called it not walseg's cache (and kept it).
+BOOST_AUTO_TEST_CASE(AWalsegAutoNotInWalsegsLayoutIsNotCalledItsDecision) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
+  put_as_walseg_would(wal + "/walseg.auto", "precious notes\n");
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(r.out, "not walseg's: it does not hold walseg's auto decision"), r.out);
+  BOOST_TEST(!contains(r.out, "walseg's init_method = auto decision"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -50,4 +50,9 @@ std::optional<std::string> not_made_as_walseg_makes_files(const struct stat& st)
 /// (the file's content is a separate question: dir_scan.h's foreign_reason). Never throws.
 std::optional<std::string> not_walsegs_to_change(const struct stat& st);
 
+/// For a file of the WAL that not_walsegs_to_change refuses (or that this user cannot read):
+/// how to make it walseg's again, e.g. "make it readable and writable by its owner again
+/// (chmod u+rw)", or to run walseg as its owner or chown it when another user owns it.
+std::string how_to_give_back(const struct stat& st);
+
 }  // namespace walseg

@@ -190,6 +190,9 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   if (name == kAutoCacheFileName) {
     if (auto why = not_made_as_walseg_makes_files(st))
       return fmt::format("not walseg's: a file {} (never replaced; auto's decision is then not cached)", *why);
+    // The writer's test: its layout, not only its name and mode (break-it round 26 M1).
+    if (!holds_auto_cache(dir, name))
+      return "not walseg's: it does not hold walseg's auto decision (never replaced; the decision is then not cached)";
     return "walseg's init_method = auto decision";
   }
   if (name == kControlTempFileName) {
@@ -225,16 +228,24 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   // Its first page is this WAL's: how to make it walseg's again, never "move it out" (round 25 H2).
   const std::optional<std::string> back = give_back_advice(dir, name, st, *control);
   auto label = [&](const std::string& why) {
-    return back ? fmt::format("this WAL's, but not walseg's to write as it is: {} (do not move it out; {})", why, *back)
+    return back ? fmt::format("may hold this WAL, but not walseg's to write as it is: {} (do not move it out; {})", why,
+                              *back)
                 : fmt::format("not walseg's: {} (left alone)", why);
   };
   if (!S_ISREG(st.st_mode)) return label(fmt::format("{}, not a regular file", file_type(st)));
   bool ready = false;
   const auto size = static_cast<std::uint64_t>(st.st_size);
-  if (auto why = foreign_reason(dir, name, size, *control, &ready)) return label(*why);
+  // Unreadable to this user: listed, not the end of the listing (break-it round 26).
+  if (auto why = not_walsegs_to_change(st)) return label(*why);
+  std::optional<std::string> why;
+  try {
+    why = foreign_reason(dir, name, size, *control, &ready);
+  } catch (const Error& e) {
+    return label(fmt::format("it cannot be read ({})", errno_text(e.errnum())));
+  }
+  if (why) return label(*why);
   // The writer's survey too: this WAL's bytes in a file walseg may not change (a copy of
   // another user's, or read-only) are left alone (break-it round 23 H1).
-  if (auto why = not_walsegs_to_change(st)) return label(*why);
   return describe_ours(dir, name, info, size, ready, *control);
 }
 

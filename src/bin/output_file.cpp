@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "postgresql_dirs.h"
+#include "walseg/own_files.h"
 #include "walseg/dir_scan.h"
 #include "walseg/error.h"
 #include "walseg/open_regular.h"
@@ -88,6 +89,12 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   if (out.opened_.st_nlink != 1)
     throw refuse(fmt::format("has {} hard links: walseg writes only a file with no other name",
                              static_cast<unsigned long long>(out.opened_.st_nlink)));
+  // An existing file is written only when it is the running user's own and its owner may
+  // write it: root wrote into another user's read-only file (break-it round 26 H3), as
+  // segments of another user's or read-only ones are not (own_files.h).
+  if (!out.created_)
+    if (auto why = not_walsegs_to_change(out.opened_))
+      throw refuse(fmt::format("is not yours to write: {}", *why));
   if (out.opened_.st_size > 0) {
     if (auto why = existing(fd, out.opened_.st_size)) throw refuse(*why);
   }

@@ -36,9 +36,23 @@ std::optional<std::string> not_walsegs_to_change(const struct stat& st) {
   // Root may write whatever the mode says: a file its owner made read-only is kept so on purpose.
   if ((st.st_mode & S_IWUSR) == 0)
     return fmt::format("it is read-only (mode {:04o}), and walseg writes only into files it made, which their "
-                       "owner may write; if it is this WAL's, chmod u+w it",
+                       "owner may read and write",
+                       st.st_mode & 07777);
+  if ((st.st_mode & S_IRUSR) == 0)
+    return fmt::format("its owner may not read it (mode {:04o}), and walseg writes only into files it made, which "
+                       "their owner may read and write",
                        st.st_mode & 07777);
   return std::nullopt;
+}
+
+std::string how_to_give_back(const struct stat& st) {
+  // Read as well as write: a 0000 file made 0200 by "chmod u+w" still could not be read
+  // (break-it round 26 H1).
+  if (st.st_uid != ::geteuid())
+    return fmt::format("run walseg as the user that owns it (user ID {}), or give it back to user ID {} with chown "
+                       "and chmod u+rw",
+                       st.st_uid, ::geteuid());
+  return "make it readable and writable by its owner again (chmod u+rw)";
 }
 
 }  // namespace walseg

@@ -230,23 +230,29 @@ std::optional<std::string> give_back_advice(const Directory& dir, const std::str
     if (f.pread(head.data(), head.size(), 0) != head.size()) return std::nullopt;
     bool ready = false;
     if (!is_ours(head, control, &ready)) return std::nullopt;
-  } catch (const Error&) {
-    return std::nullopt;
+  } catch (const Error& e) {
+    // Unreadable to this user (mode 0000, another user's 0600): whether it holds this WAL is
+    // unknown, so it may (break-it round 26 H1: "move it out" was advised and, followed, lost
+    // acknowledged records).
+    if (e.errnum() != EACCES && e.errnum() != EPERM) return std::nullopt;
+    return fmt::format("walseg cannot read it ({}), so it cannot tell whether it holds this WAL: before anything "
+                       "else, {}",
+                       errno_text(e.errnum()), how_to_give_back(st));
   }
   if (S_ISLNK(st.st_mode))
     return std::string("put the segment file itself back under this name in place of the link (walseg never writes "
                        "through one)");
-  if (not_walsegs_to_change(st))
-    return fmt::format("run walseg as the user that owns it, or give it back to user ID {} with chown and chmod u+w",
-                       ::geteuid());
+  if (not_walsegs_to_change(st)) return how_to_give_back(st);
   if (st.st_nlink != 1)
     return std::string("remove its other names (hard links, as ln or cp -al make; a backup made with cp is a file "
                        "of its own), keeping this one");
+  // Its first segment-size bytes are the segment, the newest records with them: a backup is
+  // older (break-it round 26 H2: restoring one lost acknowledged records).
   if (static_cast<std::uint64_t>(st.st_size) > control.segment_size_bytes)
-    return std::string("it grew past a segment's size: copy the directory away and restore the segment from a "
-                       "backup, keeping this file until it has been looked at");
-  return std::string("copy the directory away and restore the segment from a backup, keeping this file until it has "
-                     "been looked at");
+    return fmt::format("it grew past a segment's size: copy the directory away, then cut it back to the segment "
+                       "size (truncate -s {}), which keeps every record in it",
+                       control.segment_size_bytes);
+  return std::string("copy the directory away and keep this file until it has been looked at");
 }
 
 bool is_this_wals_segment(File& f, const WalControl& control) {

@@ -216,15 +216,15 @@ void SegmentManager::check_scan() {
   // Moving out a file of this WAL would take its records away (break-it round 25 H2): say how
   // to make it walseg's again instead.
   const std::string owner_advice =
-      ours ? fmt::format(". But \"{}\"{} holds this WAL (its first page says so): do not move it out, which would "
-                         "take its records away; {}",
+      ours ? fmt::format(". But \"{}\"{} may hold this WAL (its first page is this WAL's, or cannot be read): do not "
+                         "move it out, which would take its records away; {}",
                          dir_.path_of(ours->name), theirs.size() == 1 ? "" : " (and any other whose first page is this WAL's)",
                          ours->give_back)
            : "";
   if (theirs.size() == 1 && ours)
-    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, and its first page is "
-                             "this WAL's, but walseg may not write to it as it is: {}. It may hold acknowledged "
-                             "records: do not move it out of the directory, which would take them away; {}",
+    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need and may hold its "
+                             "records (its first page is this WAL's, or cannot be read), but walseg may not write to "
+                             "it as it is: {}. Do not move it out of the directory, which would take them away; {}",
                              dir_.path_of(first->name), first->why, ours->give_back));
   if (theirs.size() == 1)
     refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "

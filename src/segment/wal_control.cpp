@@ -174,9 +174,8 @@ struct stat write_control(Directory& dir, const WalControl& c) {
     if (auto why = not_walsegs_to_change(st))
       throw make_error(EACCES, "replace", control,
                        fmt::format("could not update \"{}\": {}, and walseg will not replace it. If it is this WAL's, "
-                                   "run walseg as the user that owns it, or give it back to user ID {} with chown "
-                                   "and chmod u+w",
-                                   control, *why, ::geteuid()));
+                                   "{}",
+                                   control, *why, how_to_give_back(st)));
   if (auto why = not_this_wals(kControlFileName)) throw refusal(*why);
   // Only a leftover found is removed: an unlink of a name that is normally free would remove
   // whatever was moved onto it meanwhile (break-it round 7 F3). The O_EXCL below refuses one.
