@@ -132,8 +132,10 @@ bool is_walseg_file_name(const std::string& name);
 /// directory, which would take its records away (break-it round 25 H2: walseg advised "move it
 /// out" for a hard-linked segment, a link to one, a grown one, and following that lost
 /// acknowledged records past the durable point). E.g. "remove its other names (hard links)".
-/// nullopt when its first page is not this WAL's (or cannot be read). A symbolic link is read
-/// through (never written). Never throws.
+/// When this user may not read it (EACCES, EPERM), whether it holds this WAL is unknown, and the
+/// advice is to give it back to this user first (round 26 H1). nullopt when its first page is
+/// not this WAL's, or the read fails otherwise. A symbolic link is read through (never
+/// written). Never throws.
 std::optional<std::string> give_back_advice(const Directory& dir, const std::string& name, const struct stat& st,
                                             const WalControl& control);
 

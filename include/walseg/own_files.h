@@ -13,7 +13,7 @@
 //   reason to make or restore them, so they are walseg's only at mode 0600 exactly, owned by
 //   the process's effective user ID.
 // - segments: a DBA may restore one with `cp` (mode 0644 under the usual umask), so a segment
-//   is walseg's to write into, rename or remove when that user owns it and may write to it;
+//   is walseg's to write into, rename or remove when that user owns it and may read and write it;
 //   a read-only file or one of another user is someone's. Reading (dump, recover, ls) asks
 //   neither rule: a snapshot may be read-only or another user's.
 //
