@@ -36,6 +36,8 @@ SegmentManager::Options quiet_options() {
   return o;
 }
 
+std::uint32_t self() { return static_cast<std::uint32_t>(::getpid()); }
+
 std::string file_text(const std::string& path) {
   auto bytes = walseg_test::read_all(path);
   return std::string(bytes.begin(), bytes.end());
@@ -121,7 +123,7 @@ BOOST_FIXTURE_TEST_SUITE(dir_lock, walseg_test::FreshDirFixture)
 BOOST_AUTO_TEST_CASE(acquire_writes_the_holder_pid_into_walseg_lock) {
   Directory d = Directory::open(dir.path());
   DirLock lock = DirLock::acquire(d);
-  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({self()}));
 }
 
 BOOST_AUTO_TEST_CASE(lock_is_released_when_the_holder_is_destroyed) {
@@ -150,9 +152,9 @@ BOOST_AUTO_TEST_CASE(lock_of_a_crashed_process_is_released_and_its_stale_pid_rep
       },
       false);
   BOOST_TEST(c.finish() == failpoint::kCrashExitStatus);
-  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(c.pid) + "\n");
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({static_cast<std::uint32_t>(c.pid)}));
   SegmentManager m(dir.path(), quiet_options());
-  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({self()}));
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_is_not_reported_by_the_managers_scan) {
@@ -180,7 +182,7 @@ BOOST_AUTO_TEST_CASE(second_manager_in_the_same_process_is_refused_naming_this_p
                         error_is(EWOULDBLOCK, {"could not lock directory \"" + dir.path() + "\"",
                                                "in use by process " + std::to_string(::getpid())}));
   // The refused opener must not have rewritten the holder's PID.
-  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({self()}));
 }
 
 BOOST_AUTO_TEST_CASE(second_manager_in_a_forked_child_is_refused_naming_the_parent_pid) {
@@ -262,12 +264,16 @@ BOOST_AUTO_TEST_CASE(lock_file_with_someone_elses_content_is_refused_and_left_un
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_left_empty_or_zeroed_by_a_crash_is_taken_over) {
-  for (const std::string& content : {std::string(), std::string(7, '\0')}) {
+  // Also what a power cut leaves of a write it cut short: a prefix of the lock format, then
+  // possibly zeros (the powerloss suite's states with a size inside a write).
+  for (const std::string& content : {std::string(), std::string(7, '\0'), std::string("wals"),
+                                     std::string("wal\0\0\0", 6), std::string("walseg.lock\n12"),
+                                     std::string("walseg.lock\n\0\0", 14)}) {
     put_file(dir / "walseg.lock", content);
     BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0600) == 0);  // as walseg makes it
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
-    BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({self()}));
     BOOST_TEST(lock.earlier_writer_pids().empty());
   }
 }
@@ -306,7 +312,7 @@ BOOST_AUTO_TEST_CASE(a_lock_file_holding_pids_not_made_as_walseg_makes_it_is_ref
     if (other_owner && !root) continue;
     BOOST_TEST_CONTEXT("mode " << std::oct << mode << (other_owner ? " another owner" : "")) {
       ::unlink((dir / "walseg.lock").c_str());
-      put_file(dir / "walseg.lock", "4242\n");
+      put_file(dir / "walseg.lock", lock_file_text({4242}));
       BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), mode) == 0);
       if (other_owner) BOOST_REQUIRE(::chown((dir / "walseg.lock").c_str(), ::geteuid() + 1, static_cast<gid_t>(-1)) == 0);
       Directory d = Directory::open(dir.path());
@@ -314,13 +320,13 @@ BOOST_AUTO_TEST_CASE(a_lock_file_holding_pids_not_made_as_walseg_makes_it_is_ref
                             error_is(EEXIST, {"could not use lock file \"" + dir.path() + "/walseg.lock\": it is a file ",
                                               other_owner ? "owned by user ID" : "with mode", "not walseg's",
                                               "move it out of the directory"}));
-      BOOST_TEST(file_text(dir / "walseg.lock") == "4242\n");
+      BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({4242}));
       BOOST_TEST(lock_file_pids(d).empty());  // its "PID" names nobody's leftovers
     }
   }
   // The same bytes in a file made as walseg makes it: an earlier writer's.
   ::unlink((dir / "walseg.lock").c_str());
-  put_file(dir / "walseg.lock", "4242\n");
+  put_file(dir / "walseg.lock", lock_file_text({4242}));
   BOOST_REQUIRE(::chmod((dir / "walseg.lock").c_str(), 0600) == 0);
   Directory d = Directory::open(dir.path());
   DirLock lock = DirLock::acquire(d);
@@ -342,38 +348,82 @@ BOOST_AUTO_TEST_CASE(the_lock_file_is_made_0600_under_any_umask) {
   BOOST_TEST((st.st_mode & 07777) == 0600u);
   Directory d = Directory::open(dir.path());
   DirLock again = DirLock::acquire(d);  // refused, were it 0400 as the umask made it
-  BOOST_TEST(file_text(dir / "walseg.lock") == std::to_string(::getpid()) + "\n");
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({self()}));
 }
 
 // Break-it round 18 F4b: the earlier writers stay listed after the holder until the opener has
 // removed their leftovers (forget_earlier_writers), so that a crash in between leaves them
 // named; at most kMaxLockFilePids lines, the oldest dropped.
 BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten) {
-  const std::string me = std::to_string(::getpid());
-  put_file(dir / "walseg.lock", "123\n77\n");
+  const std::uint32_t me = self();
+  put_file(dir / "walseg.lock", lock_file_text({123, 77}));
+  put_file(dir / "xlogtemp.77.3", "");  // 77 left a temporary file; 123, the last writer, is listed anyway
   {
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
-    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n123\n77\n");
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 123, 77}));
     BOOST_TEST(lock.earlier_writer_pids() == (std::vector<std::uint32_t>{123, 77}), boost::test_tools::per_element());
-    BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{static_cast<std::uint32_t>(::getpid()), 123, 77}),
-               boost::test_tools::per_element());
+    BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me, 123, 77}), boost::test_tools::per_element());
     lock.forget_earlier_writers();
-    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n");
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me}));
   }
-  put_file(dir / "walseg.lock", "1\n2\n3\n4\n");
+  ::unlink((dir / "xlogtemp.77.3").c_str());
+  // Break-it round 25 M1: an earlier writer with no temporary file left is not listed again,
+  // so writers killed one after another no longer push out one whose leftovers remain.
+  put_file(dir / "xlogtemp.3", "");
+  put_file(dir / "walseg.lock", lock_file_text({1, 2, 3, 4, 5, 6, 7}));
   {
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
-    BOOST_TEST(file_text(dir / "walseg.lock") == me + "\n1\n2\n3\n");  // the oldest dropped
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 1, 3}));
   }
-  // More lines than walseg writes, or an empty line, is someone's file.
-  for (const std::string& content : {std::string("1\n2\n3\n4\n5\n"), std::string("1\n\n2\n")}) {
-    put_file(dir / "walseg.lock", content);
+  // At most kMaxLockFilePids lines: the oldest dropped.
+  std::vector<std::uint32_t> full;
+  for (std::uint32_t p = 1; p <= kMaxLockFilePids; ++p) {
+    full.push_back(p);
+    put_file(dir / ("xlogtemp." + std::to_string(p)), "");
+  }
+  put_file(dir / "walseg.lock", lock_file_text(full));
+  {
     Directory d = Directory::open(dir.path());
-    BOOST_CHECK_THROW(DirLock::acquire(d), Error);
-    BOOST_TEST(file_text(dir / "walseg.lock") == content);
+    DirLock lock = DirLock::acquire(d);
+    std::vector<std::uint32_t> want{me};
+    want.insert(want.end(), full.begin(), full.end() - 1);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text(want));
   }
+  // More lines than walseg writes, an empty line, no end line, or bare PID lines (an older
+  // walseg's, or another program's lock file: break-it round 25 H3) is someone's file.
+  full.push_back(99);
+  for (const std::string& content : {lock_file_text(full), std::string("walseg.lock\n1\n\n2\nend\n"),
+                                     std::string("walseg.lock\n1\nxyz\nend\n"), std::string("walseg.lock\n1\nendless"), std::string("4242\n"), std::string("1\n2\n")}) {
+    BOOST_TEST_CONTEXT(content) {
+      put_file(dir / "walseg.lock", content);
+      Directory d = Directory::open(dir.path());
+      BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error, error_is(EEXIST, {"not walseg's", "move"}));
+      BOOST_TEST(file_text(dir / "walseg.lock") == content);
+      BOOST_TEST(lock_file_pids(d).empty());
+    }
+  }
+}
+
+// Break-it round 25 M2: the lock file was truncated and then written, so a kill between the two
+// left it empty, and the earlier writers it listed (whose leftovers remained) were forgotten.
+// walseg now writes the new list over the old one and then cuts it: what a crash between the
+// two leaves (the new list, then the old one's tail) is still read as the new list.
+BOOST_AUTO_TEST_CASE(a_lock_file_cut_short_of_its_truncate_still_names_its_list) {
+  const std::uint32_t me = self();
+  const std::string torn = lock_file_text({me}) + lock_file_text({me, 5, 6}).substr(lock_file_text({me}).size());
+  put_file(dir / "walseg.lock", torn);
+  put_file(dir / "xlogtemp.6", "");
+  Directory d = Directory::open(dir.path());
+  BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me}), boost::test_tools::per_element());
+  // A crash between truncate and write, as the old code did it, leaves it empty: taken over.
+  put_file(dir / "walseg.lock", lock_file_text({me, 5, 6}));
+  failpoint::arm("pwrite", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
+  BOOST_CHECK_THROW(DirLock::acquire(d), Error);
+  failpoint::disarm("pwrite");
+  // The write failed: the old list is still whole, and still names 6's leftovers.
+  BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me, 5, 6}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(lock_file_that_cannot_be_opened_reports_the_open_error_with_its_path) {

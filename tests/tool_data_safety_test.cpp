@@ -26,6 +26,7 @@
 #include <fmt/format.h>
 
 #include "tool_test_util.h"
+#include "walseg/dir_lock.h"
 
 using namespace walseg_test;
 
@@ -135,7 +136,7 @@ BOOST_AUTO_TEST_CASE(AnotherWalsControlFileAsControlTempBesideALockIsRefused) {
   const std::string other = dir + "/other", mine = dir + "/mine";
   BOOST_REQUIRE(run("write --dir '" + other + "' --records 1" + k1MB).status == 0);
   fs::create_directories(mine);
-  put_as_walseg_would(mine + "/walseg.lock", "4242\n");
+  put_as_walseg_would(mine + "/walseg.lock", walseg::lock_file_text({4242}));
   fs::copy_file(other + "/walseg.control", mine + "/walseg.control.tmp");
   // Made as walseg makes its files: the content is what is tested here (round 23 H2 has the mode).
   fs::permissions(mine + "/walseg.control.tmp", fs::perms::owner_read | fs::perms::owner_write);
@@ -187,7 +188,7 @@ BOOST_AUTO_TEST_CASE(AProbesLeftoversBeforeTheFirstControlFileAreRemovedByTheNex
   const std::string wal = dir + "/wal";
   fs::create_directories(wal);
   const std::string prober = "4242";
-  put_as_walseg_would(wal + "/walseg.lock", prober + "\n");
+  put_as_walseg_would(wal + "/walseg.lock", walseg::lock_file_text({4242}));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, as the probe's are
   put_as_walseg_would(wal + "/xlogtemp." + prober + ".0", std::string(65536, '\0'));
   put_as_walseg_would(wal + "/xlogtemp.777.0", std::string(65536, '\0'));  // not the prober's
@@ -633,11 +634,11 @@ BOOST_AUTO_TEST_CASE(AWriterKilledBeforeItsCleanUp_LeavesTheEarlierCrashsLeftove
   BOOST_TEST(contains(c.err, "removed leftover temporary file \"" + wal + "/" + temps[0] + "\""), c.err);
   for (const auto& n : entries(wal)) BOOST_TEST(n.rfind("xlogtemp.", 0) != 0, n);
   // Once they are removed, walseg.lock names its last writer alone again.
-  std::ifstream in(wal + "/walseg.lock");
-  std::string first, second;
-  std::getline(in, first);
-  BOOST_TEST(!first.empty());
-  BOOST_TEST(!std::getline(in, second), second);
+  const std::string pid = last_writer_pid(wal);
+  BOOST_TEST(!pid.empty());
+  std::ostringstream lock;
+  lock << std::ifstream(wal + "/walseg.lock", std::ios::binary).rdbuf();
+  BOOST_TEST(lock.str() == walseg::lock_file_text({static_cast<std::uint32_t>(std::stoul(pid))}));
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
 }
 
@@ -721,7 +722,7 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H3_ALockNotMadeAsWalsegMakesItIsNeitherRewrittenN
   const std::string wal = dir + "/wal";
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
   fs::remove(wal + "/walseg.lock");
-  { std::ofstream(wal + "/walseg.lock") << "4242\n"; }
+  { std::ofstream(wal + "/walseg.lock") << walseg::lock_file_text({4242}); }
   fs::permissions(wal + "/walseg.lock", fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                                             fs::perms::others_read);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, past the clock's tick
@@ -731,7 +732,7 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H3_ALockNotMadeAsWalsegMakesItIsNeitherRewrittenN
     auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
     BOOST_TEST(r.status == 1, cmd << ": " << r.err);
     BOOST_TEST(contains(r.err, "could not use lock file \"" + wal + "/walseg.lock\": it is a file with mode 0644"), r.err);
-    BOOST_TEST(bytes_of(wal + "/walseg.lock") == "4242\n");
+    BOOST_TEST(bytes_of(wal + "/walseg.lock") == walseg::lock_file_text({4242}));
     BOOST_TEST(mode_of(wal + "/walseg.lock") == 0644u);
     BOOST_TEST(fs::exists(wal + "/xlogtemp.4242"));
   }
@@ -804,9 +805,10 @@ BOOST_AUTO_TEST_CASE(BreakIt23_SegmentsOfThisWalNotWalsegsToChangeAreRefusedWith
   auto w = run("write --dir '" + wal + "' --records 3" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "read-only (mode 0400)"), w.err);
-  BOOST_TEST(contains(w.err, "do not move it out, which would take its records away; make it readable and writable "
-                             "by its owner again (chmod u+rw)"),
-             w.err);
+  BOOST_TEST(contains(w.err, "Do not move them out of the directory, which would take the records away"), w.err);
+  BOOST_TEST(contains(w.err, "make it readable and writable by its owner again (chmod u+rw)"), w.err);
+  // Break-it round 27 M2: files that hold this WAL are not called files walseg did not make.
+  BOOST_TEST(!contains(w.err, "walseg did not make"), w.err);
   for (const auto& [n, b] : before) BOOST_TEST((bytes_of(wal + "/" + n) == b), n);
   for (const auto& [n, b] : before) ::chmod((wal + "/" + n).c_str(), 0600);
   auto again = run("write --dir '" + wal + "' --records 3" + k1MB);
@@ -970,6 +972,103 @@ BOOST_AUTO_TEST_CASE(BreakIt26_H3_OutputFilesOfAnotherUserOrReadOnlyAreRefused) 
     BOOST_TEST(contains(o.err, "is not yours to write: it is owned by user ID 65534"), o.err);
     BOOST_TEST(fs::file_size(ack) == 0u);
   }
+}
+
+// Break-it round 25 H3a: a crash's leftover, copied with the directory by `cp -a` after its
+// walseg.lock, was born after the copy's lock and named for the PID it holds, so the copy's
+// first writer removed it: a file walseg did not make (cp did). A copy that kept its times is
+// born after its own mtime, which a file walseg makes never is.
+BOOST_AUTO_TEST_CASE(BreakIt25_H3a_ALeftoverCopiedWithItsTimesIsNotRemovedFromTheCopy) {
+  const std::string wal = dir + "/wal", copy = dir + "/copy";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  ::setenv("WALSEG_FAILPOINTS", "alloc.half_fill=crash", 1);
+  auto a = run("write --dir '" + wal + "' --records 3000 --record-size 1kB" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(a.status == 86, a.err);
+  std::string temp;
+  for (const auto& n : entries(wal))
+    if (n.rfind("xlogtemp.", 0) == 0) temp = n;
+  BOOST_TEST_REQUIRE(!temp.empty());
+  // The lock first, so that the copied leftover is born after it whatever order cp takes.
+  fs::create_directories(copy);
+  BOOST_TEST_REQUIRE(std::system(("cp -a '" + wal + "/walseg.lock' '" + copy + "/'").c_str()) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the clock's tick
+  BOOST_TEST_REQUIRE(std::system(("cp -a '" + wal + "/.' '" + copy + "/'").c_str()) == 0);
+  const std::string before = bytes_of(copy + "/" + temp);
+  auto w = run("write --dir '" + copy + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(copy + "/" + temp), w.err);
+  BOOST_TEST((bytes_of(copy + "/" + temp) == before));
+  BOOST_TEST(contains(w.err, "born after its last change"), w.err);
+  BOOST_TEST(contains(run("ls --dir '" + copy + "'").out, "born after its last change"));
+  // In the directory walseg made it in, the same leftover is still removed.
+  auto o = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(o.status == 0, o.err);
+  BOOST_TEST(!fs::exists(wal + "/" + temp), o.err);
+}
+
+// Break-it round 25 H3b: under umask 077, `echo 4242 > walseg.lock` makes a 0600 file of
+// walseg's user holding a PID line, which passed for walseg's: it was rewritten, and a 0600
+// xlogtemp.4242 of zeros removed as 4242's leftover. walseg's lock file names its format now;
+// bare PID lines are another program's lock file (or an older walseg's), refused with advice.
+BOOST_AUTO_TEST_CASE(BreakIt25_H3b_ALockFileOfBarePidsIsNeitherRewrittenNorBelieved) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  fs::remove(wal + "/walseg.lock");
+  put_as_walseg_would(wal + "/walseg.lock", "4242\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, past the clock's tick
+  put_as_walseg_would(wal + "/xlogtemp.4242", std::string(65536, '\0'));
+  auto l = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(l.out, "not walseg's: it holds bare process IDs"), l.out);
+  for (const std::string cmd : {"write --records 1", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "could not use lock file \"" + wal + "/walseg.lock\": it holds bare process IDs"), r.err);
+    BOOST_TEST(contains(r.err, "move the file out of the directory"), r.err);
+    BOOST_TEST(bytes_of(wal + "/walseg.lock") == "4242\n");
+    BOOST_TEST(fs::exists(wal + "/xlogtemp.4242"));
+  }
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+  // Following the advice: the next writer makes its own lock file, and the file named for
+  // 4242, born before it, is left alone.
+  fs::rename(wal + "/walseg.lock", dir + "/their.lock");
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(wal + "/xlogtemp.4242"), w.err);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 6);
+}
+
+// Break-it round 27 H2: a user's `cp` of an earlier walseg.control to walseg.control.tmp
+// (mode 0600 from its source) was removed as the leftover of a control-file update. An older
+// copy of this WAL's control file born after walseg.control is a backup: the file an update
+// replaced (what a crash between its exchange and its unlink leaves) was born before.
+BOOST_AUTO_TEST_CASE(BreakIt27_H2_AnEarlierControlFileCopiedToTheTempNameIsABackup) {
+  const std::string wal = dir + "/wal", backup = dir + "/old.control";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  BOOST_TEST_REQUIRE(std::system(("cp '" + wal + "/walseg.control' '" + backup + "'").c_str()) == 0);
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the clock's tick
+  BOOST_TEST_REQUIRE(std::system(("cp '" + backup + "' '" + wal + "/walseg.control.tmp'").c_str()) == 0);
+  BOOST_TEST_REQUIRE(mode_of(wal + "/walseg.control.tmp") == 0600u);
+  const std::string before = bytes_of(backup);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's"));
+  for (const std::string cmd : {"write --records 1", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "it is an earlier copy of this WAL's control file"), r.err);
+    BOOST_TEST((bytes_of(wal + "/walseg.control.tmp") == before));
+  }
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 10);
+  // What a crash leaves is still removed: the next version, cut short before its exchange.
+  fs::rename(wal + "/walseg.control.tmp", dir + "/kept.control");
+  ::setenv("WALSEG_FAILPOINTS", "rename=crash", 1);
+  auto cut = run("write --dir '" + wal + "' --records 1" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(cut.status == 86, cut.err);
+  BOOST_TEST_REQUIRE(fs::exists(wal + "/walseg.control.tmp"));
+  auto next = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(next.status == 0, next.err);
+  BOOST_TEST(!fs::exists(wal + "/walseg.control.tmp"), next.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

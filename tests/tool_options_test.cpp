@@ -417,4 +417,24 @@ BOOST_AUTO_TEST_CASE(BreakIt23_M2_SegmentSizeOptionIsSeenByTheRulesThatFollowIt)
   }
 }
 
+// Break-it round 27 L1: `--dir ''` was a failed open (exit 1, "could not open directory \"\"")
+// for write, create, ls, dump and recover; bench already called it a usage error.
+BOOST_AUTO_TEST_CASE(BreakIt27_L1_AnEmptyDirIsAUsageError) {
+  for (const std::string cmd : {"write --records 1", "create --count 1", "ls", "dump", "recover", "bench"}) {
+    auto r = run(cmd + " --dir ''");
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "(. for the current one)"), cmd << ": " << r.err);
+  }
+}
+
+// Break-it round 27 L4: `write --seconds 1e-9` ran no commit and exited 0.
+BOOST_AUTO_TEST_CASE(BreakIt27_L4_SecondsBelowAMillisecondAreRefused) {
+  for (const std::string v : {"1e-9", "0.0000001", "0.0009"}) {
+    auto r = run("write --dir '" + dir + "/w' --seconds " + v);
+    BOOST_TEST(r.status == 2, v << ": " << r.err);
+    BOOST_TEST(contains(r.err, "runs no commit"), v << ": " << r.err);
+    BOOST_TEST(!fs::exists(dir + "/w"), v);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

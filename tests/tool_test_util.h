@@ -63,8 +63,8 @@ inline boost::test_tools::assertion_result tool_built(boost::unit_test::test_uni
 /// are the only leftovers a writer's open removes. A test that fakes a crashed writer's
 /// leftovers names them so. "" without a lock file.
 inline std::string last_writer_pid(const std::string& wal) {
-  std::string pid;
-  std::ifstream(wal + "/walseg.lock") >> pid;
+  std::string magic, pid;
+  std::ifstream(wal + "/walseg.lock") >> magic >> pid;  // "walseg.lock", then the PID lines
   return pid;
 }
 

@@ -41,7 +41,8 @@ long number_after(const std::string& text, const std::string& pattern) {
 BOOST_FIXTURE_TEST_SUITE(tool_write_stop, ToolTest, *boost::unit_test::precondition(tool_built))
 
 BOOST_AUTO_TEST_CASE(ASignalEndsTheRunWithItsSummaryAndACleanEnd) {
-  for (int sig : {SIGINT, SIGTERM}) {
+  // SIGPIPE too, sent by kill with stdout a file: no output was closed (break-it round 27 L3).
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE}) {
     BOOST_TEST_CONTEXT("signal " << sig) {
       const std::string wal = dir + "/wal" + std::to_string(sig);
       const std::string acks = wal + ".ack";
@@ -59,6 +60,7 @@ BOOST_AUTO_TEST_CASE(ASignalEndsTheRunWithItsSummaryAndACleanEnd) {
       const std::string out = slurp(dir + "/out"), err = slurp(dir + "/err");
       BOOST_TEST(status == 128 + sig, err);
       BOOST_TEST(contains(err, "interrupted by SIG"), err);
+      BOOST_TEST(!contains(err, "standard output was closed"), err);
       BOOST_TEST(contains(out, "WAL now ends at"), out);
       const long commits = number_after(out, "^");
       BOOST_TEST(commits > 0, out);
@@ -113,6 +115,14 @@ BOOST_AUTO_TEST_CASE(AStdoutThatCannotBeWrittenStillGetsTheSummarySaidOnStderr) 
   BOOST_TEST(contains(err, "5 commits of 100 bytes"), err);
   BOOST_TEST(contains(err, "WAL now ends at"), err);
   BOOST_TEST(contains(err, "could not write the summary to stdout: No space left on device"), err);
+  // create's table too (break-it round 27 L2: "cannot write to file" named no file).
+  const std::string c = "'" + tool_path().string() + "' create --dir '" + dir + "/c' --count 3 --method zero_write " +
+                        "--segment-size 1MB >/dev/full 2>'" + dir + "/err'";
+  const int craw = std::system(c.c_str());
+  const std::string cerr = slurp(dir + "/err");
+  BOOST_TEST((WIFEXITED(craw) && WEXITSTATUS(craw) == 1), cerr);
+  BOOST_TEST(contains(cerr, "could not write the table to stdout after 1 of 3 segments"), cerr);
+  BOOST_TEST(contains(cerr, "No space left on device"), cerr);
 }
 
 // The new-user trial: on a full filesystem `write` exited 1 with the ENOSPC error alone, no

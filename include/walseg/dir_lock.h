@@ -7,15 +7,23 @@
 // is flocked too, so that an older walseg that only locks the file is kept out as well).
 // Readers take shared locks instead.
 //
-// walseg.lock is walseg's only if it holds what walseg writes there: nothing (a holder killed
-// between creating and writing it), zeros (a power cut that kept its size, not its bytes), or
-// up to kMaxLockFilePids PID lines: the holder's, then those of earlier writers whose crash
-// leftovers (xlogtemp.<pid>) may still be in the directory. A writer lists its predecessors
-// until it has removed their leftovers (forget_earlier_writers), so that a second crash in
-// between does not leave the first one's files for good (break-it round 18 F4b: a writer
-// killed before its clean-up replaced the only PID that named them). Any other content is someone's file: the
-// lock refuses and changes nothing. The file is only truncated and rewritten once both locks
-// are held, never through a symbolic link nor when it has other names (hard links).
+// walseg.lock is walseg's only if it is made as walseg makes its files (own_files.h) and holds
+// what walseg writes there: nothing (a holder killed between creating and writing it), zeros
+// (a power cut that kept its size, not its bytes), or its lock format:
+//     walseg.lock
+//     <PID>            the holder's, then up to kMaxLockFilePids - 1 earlier writers'
+//     end
+// possibly followed by the tail of a longer list it replaced (the new list is written over
+// the old one and the file then cut to its length, so a crash in between leaves a whole list
+// first; reading stops at `end`). The earlier writers are those whose crash leftovers
+// (xlogtemp.<pid>) may still be in the directory: the last writer always, the ones before it
+// while temporary files named for them remain. A writer lists them until it has removed
+// their leftovers (forget_earlier_writers), so that a second crash in between does not leave
+// the first one's files for good (break-it round 18 F4b). Anything else is someone's file,
+// bare PID lines included (another program's lock file, or an older walseg's, whose PID would
+// name someone's files as leftovers: break-it round 25 H3): the lock refuses and changes
+// nothing. The file is only rewritten once both locks are held, never through a symbolic link
+// nor when it has other names (hard links).
 //
 // flock locks die with the process, so a crashed holder never leaves the directory locked; the
 // file itself stays (it is not a segment and the scan leaves it alone).
@@ -38,17 +46,20 @@ namespace walseg {
 
 inline constexpr const char* kLockFileName = "walseg.lock";
 /// At most this many PID lines: the holder and the writers before it still listed.
-inline constexpr std::size_t kMaxLockFilePids = 4;
+inline constexpr std::size_t kMaxLockFilePids = 8;
 
 class DirLock {
  public:
   /// Locks `dir` for a writer: an exclusive flock on the directory and on walseg.lock
   /// (created if missing), then writes this PID into walseg.lock, followed by the PIDs it
-  /// held (earlier_writer_pids, the oldest dropped past kMaxLockFilePids), and fdatasyncs it. Throws walseg::Error:
+  /// held that may still have leftovers (earlier_writer_pids: the first always, the others
+  /// while temporary files are named for them, the oldest dropped past kMaxLockFilePids), and
+  /// fdatasyncs it. Throws walseg::Error:
   /// EWOULDBLOCK with `could not lock directory "D": it is in use by process PID` when
   /// another process (or another DirLock of this one) holds it, without creating or writing
   /// anything; EEXIST (ELOOP for a symbolic link), changing nothing, when walseg.lock has other hard
-  /// links, is not a regular file or holds anything but PID lines; the open, flock or write
+  /// links, is not a regular file, is not made as walseg makes its files or holds anything but
+  /// the lock format above (bare PID lines included, with their own advice); the open, flock or write
   /// error otherwise.
   static DirLock acquire(Directory& dir);
   /// For readers (recover, dump): a shared flock on the directory (and on an existing lock
@@ -93,11 +104,18 @@ class DirLock {
   std::string previous_text_;  ///< walseg.lock's bytes before this lock rewrote them
 };
 
-/// The PIDs in `dir`'s walseg.lock as walseg writes them (decimal lines), read without locking
+/// The PIDs in `dir`'s walseg.lock as walseg writes them (the lock format above), read without locking
 /// or changing anything: the holder if one runs, else the last writer, then the earlier
 /// writers still listed. Empty when there is no such file or it holds anything else (or
 /// zeros). Never throws.
 std::vector<std::uint32_t> lock_file_pids(const Directory& dir);
+/// Why `dir`'s walseg.lock is not walseg's, in the words acquire() refuses it with (its mode or
+/// owner, bare PID lines, other content), with what to do; nullopt when it is walseg's, is
+/// missing, is not a regular file or cannot be read. Reads without locking. Never throws.
+std::optional<std::string> lock_file_not_walsegs(const Directory& dir);
+/// The bytes walseg writes into walseg.lock for these PIDs (the lock format above, holder
+/// first), for tools and tests that make or check one. Never throws (beyond std::bad_alloc).
+std::string lock_file_text(const std::vector<std::uint32_t>& pids);
 /// lock_file_pids(dir)'s first: the holder, or the last writer. Never throws.
 std::optional<std::uint32_t> lock_file_pid(const Directory& dir);
 

@@ -81,6 +81,12 @@ void note_removed(std::uint64_t dev, std::uint64_t ino, const Mark& removed) noe
 /// nanoseconds since the epoch; -1 where it is unknown (the filesystem keeps none, or the
 /// name is gone). The comparison made() makes, for a caller that orders files by it.
 std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept;
+/// Whether `name` in `dirfd` (not following a link) was born after its last modification:
+/// a file the filesystem made gets a birth time equal to its mtime (ext4, xfs, btrfs and
+/// tmpfs take both from one clock reading), and writes only move the mtime on, so a later
+/// birth means the mtime was set back: `cp -a`, `rsync -t` or `tar x` copied it with its
+/// times kept. False where either time is unknown. Never throws.
+bool born_after_its_mtime(int dirfd, const std::string& name) noexcept;
 
 /// Whether the file `name` in the directory `dirfd`, whose lstat is `st`, is one this process
 /// made while tracking was on: the same device and inode, and the same Mark (same_file).

@@ -17,6 +17,9 @@ constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 // Written by the watcher thread (or request_stop), read by the phases: a plain atomic, since
 // no signal handler ever touches it.
 std::atomic<int> g_stop_signal{0};
+// The SIGPIPE recorded came from another process's kill(2), not from a closed stdout (break-it
+// round 27 L3: `kill -PIPE` of a writer whose stdout was /dev/null said its output was closed).
+std::atomic<bool> g_pipe_sent{false};
 
 // The stop signals whose disposition is not SIG_IGN: one ignored when bench starts (SIGHUP
 // under nohup, SIGINT and SIGQUIT in a background job of a non-interactive shell) must stay
@@ -52,7 +55,11 @@ StopSignals::~StopSignals() {
 void StopSignals::watch() {
   const timespec step{0, 100'000'000};
   while (!quit_) {
-    const int sig = ::sigtimedwait(&set_, nullptr, &step);
+    siginfo_t info{};
+    const int sig = ::sigtimedwait(&set_, &info, &step);
+    // A write's EPIPE raises SIGPIPE in the writing thread, which this one never takes (the
+    // write's caller records it); one taken here was sent by someone.
+    if (sig == SIGPIPE && stop_signal() == 0 && info.si_pid != ::getpid()) g_pipe_sent = true;
     if (sig > 0) request_stop(sig);
     else check_stdout_reader();
   }
@@ -77,6 +84,13 @@ BenchInterrupted::BenchInterrupted(int signo)
 
 void check_stop() {
   if (int s = stop_signal(); s != 0) throw BenchInterrupted(s);
+}
+
+bool stdout_closed() { return stop_signal() == SIGPIPE && !g_pipe_sent.load(); }
+
+std::string stop_reason(int signo) {
+  if (signo == SIGPIPE && !g_pipe_sent.load()) return "stopped: its standard output was closed";
+  return "interrupted by " + signal_name(signo);
 }
 
 std::string signal_name(int signo) {

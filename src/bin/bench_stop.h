@@ -72,6 +72,13 @@ class BenchInterrupted : public std::exception {
 /// Throws BenchInterrupted if a stop signal has arrived.
 void check_stop();
 
+/// The stop recorded is a closed stdout (a SIGPIPE no other process sent): what is left to say
+/// goes to stderr.
+bool stdout_closed();
+/// What stopped the run, for its last line: "stopped: its standard output was closed" for a
+/// SIGPIPE of a closed stdout (no signal the user sent), "interrupted by SIGTERM" (or by a
+/// SIGPIPE another process sent) otherwise.
+std::string stop_reason(int signo);
 /// "SIGINT", "SIGTERM", ...: the name of one of the stop signals.
 std::string signal_name(int signo);
 

@@ -225,7 +225,7 @@ void run_recover(const ReadArgs& a) {
 }
 
 void add_common(CLI::App* cmd, ReadArgs& a) {
-  cmd->add_option("--dir", a.dir, "WAL directory")->required();
+  cmd->add_option("--dir", a.dir, "WAL directory")->required()->check(dir_given());
   cmd->add_option("--timeline", a.timeline, "timeline to read (default: the WAL's, from walseg.control)")
       ->transform(integer_in(1, 0xFFFFFFFF));
   add_settings_options(*cmd, a.settings);

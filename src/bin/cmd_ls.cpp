@@ -179,6 +179,8 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     // A writer's test (dir_lock.cpp): it refuses to rewrite one made otherwise (round 23 H3).
     if (auto why = not_made_as_walseg_makes_files(st))
       return fmt::format("not walseg's: a lock file {} (a writer refuses the directory until it is moved away)", *why);
+    // Its content, as a writer reads it (break-it round 25 H3: bare PID lines are not walseg's).
+    if (auto why = lock_file_not_walsegs(dir)) return fmt::format("not walseg's: {}", *why);
     return "walseg's lock file";
   }
   // The writers' tests (round 25 H1): such files are never replaced.
@@ -302,7 +304,7 @@ void run_ls(const LsArgs& a) {
 RegisterCommand reg("ls", [](CLI::App& app) {
   auto a = std::make_shared<LsArgs>();
   auto* cmd = app.add_subcommand("ls", "list a WAL directory and classify each file");
-  cmd->add_option("--dir", a->dir, "WAL directory")->required();
+  cmd->add_option("--dir", a->dir, "WAL directory")->required()->check(dir_given());
   cmd->add_option("--segment-size", a->segment_size,
                   size_option_help("segment size where the directory has no walseg.control, which says its own (default: walseg.segment_size)"))
       ->check(value_given());

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -202,8 +203,7 @@ void run_write(const WriteArgs& a) {
   // A closed stdout (`| head`) is a stop like a signal, not an error: the summary then goes
   // to stderr, as bench's does, so that what was acknowledged is still said somewhere.
   check_stdout_reader();
-  if (stop_signal() != SIGPIPE &&
-      (std::fputs(summary.c_str(), stdout) < 0 || std::fflush(stdout) != 0)) {
+  if (!stdout_closed() && (std::fputs(summary.c_str(), stdout) < 0 || std::fflush(stdout) != 0)) {
     if (errno != EPIPE) {
       // What was acknowledged is still said (on stderr) before the error (stdout on a full disk).
       const int e = errno;
@@ -212,7 +212,7 @@ void run_write(const WriteArgs& a) {
     }
     request_stop(SIGPIPE);
   }
-  if (stop_signal() == SIGPIPE) std::fputs(summary.c_str(), stderr);
+  if (stdout_closed()) std::fputs(summary.c_str(), stderr);
   if (run.failure) {
     std::fprintf(stderr, "walseg write: stopped by the error below after %llu acknowledged commits; each is in the "
                  "WAL, which ends at %s\n",
@@ -221,8 +221,7 @@ void run_write(const WriteArgs& a) {
   }
   if (const int signo = stop_signal(); signo != 0) {
     // As create's: a closed stdout is no signal the user sent.
-    const std::string why = signo == SIGPIPE ? "stopped: its standard output was closed"
-                                             : "interrupted by " + signal_name(signo);
+    const std::string why = stop_reason(signo);
     std::fprintf(stderr, "walseg write: %s after %llu acknowledged commits; each is in the WAL, "
                  "which ends at %s\n",
                  why.c_str(), static_cast<unsigned long long>(s.n),
@@ -234,7 +233,7 @@ void run_write(const WriteArgs& a) {
 RegisterCommand reg("write", [](CLI::App& app) {
   auto a = std::make_shared<WriteArgs>();
   auto* cmd = app.add_subcommand("write", "append records with K clients, each commit flushed (group commit)");
-  cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required();
+  cmd->add_option("--dir", a->dir, "WAL directory (created if missing)")->required()->check(dir_given());
   cmd->add_option("--records", a->records, "records to write in total (default 1000; ignored with --seconds)")
       ->transform(integer_in(1, std::uint64_t{1} << 40));
   cmd->add_option("--record-size", a->record_size, size_option_help("payload per record, e.g. 100 or 8kB (default 100)"))
@@ -246,7 +245,17 @@ RegisterCommand reg("write", [](CLI::App& app) {
       ->check(value_given());
   cmd->add_option("--clients", a->clients, "concurrent clients (default 1)")->transform(integer_in(1, 1024));
   cmd->add_option("--seconds", a->seconds, "run for this long instead of --records (default 0: use --records)")
-      ->transform(seconds_in(0, true, 86400));
+      ->transform(seconds_in(0, true, 86400))
+      // Below the clock's use here a run would make no commit and still succeed (break-it
+      // round 27 L4: --seconds 1e-9 ran 0 commits, exit 0).
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const double v = std::strtod(text.c_str(), nullptr);
+            return v > 0 && v < 0.001 ? std::string("--seconds below 0.001 (a millisecond) runs no commit: give at "
+                                                    "least 0.001, or 0 to write --records")
+                                      : std::string();
+          },
+          ""));
   cmd->add_option("--ack-log", a->ack_log,
                   "append to FILE a start line (run, resume LSN, clients) and a line per acknowledged commit "
                   "(run, client, sequence, end LSN), for crash checks (README: the ack log)")

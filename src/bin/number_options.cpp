@@ -109,6 +109,15 @@ CLI::Validator value_given() {
       "");
 }
 
+CLI::Validator dir_given() {
+  return CLI::Validator(
+      [](std::string& value) {
+        return value.empty() ? std::string("an empty directory name: give a directory (. for the current one)")
+                             : std::string();
+      },
+      "");
+}
+
 CLI::Validator list_items_given() {
   return CLI::Validator(
       [](std::string& value) {

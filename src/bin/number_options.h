@@ -37,6 +37,8 @@ CLI::Validator file_named();
 /// item of a comma list): an empty value is refused as a usage error, since it read as "not
 /// given" and the run went on with the default (break-it round 23 M4: `--segment-size ''`,
 /// `create --method ''`, `dump --start ''`; L1: `--methods sparse,,none`).
+/// For --dir: an empty name is a usage error (exit 2), as bench's is, not a failed open.
+CLI::Validator dir_given();
 CLI::Validator value_given();
 
 /// Check for a comma-separated list option (`--methods a,b`), given without CLI11's delimiter

@@ -61,6 +61,17 @@ void start() { detail::tracking.store(true); }
 
 std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept { return birth_ns(dirfd, name.c_str(), 0); }
 
+bool born_after_its_mtime(int dirfd, const std::string& name) noexcept {
+  struct statx sx{};
+  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_MTIME, &sx) != 0 ||
+      (sx.stx_mask & (STATX_BTIME | STATX_MTIME)) != (STATX_BTIME | STATX_MTIME))
+    return false;
+  const auto ns = [](const struct statx_timestamp& t) {
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
+  return ns(sx.stx_btime) > ns(sx.stx_mtime);
+}
+
 Mark mark_of(int dirfd, const std::string& name) noexcept {
   Mark m;
   m.born_ns = birth_ns(dirfd, name.c_str(), 0);

@@ -16,14 +16,10 @@
 #include "walseg/error.h"
 #include "walseg/log.h"
 #include "walseg/own_files.h"
+#include "walseg/segment_name.h"
 
 namespace walseg {
 namespace {
-
-// Longer than any PID line walseg writes ("4194304\n" at most on Linux, 20 digits for any
-// 64-bit number): a larger lock file is not walseg's.
-// kMaxLockFilePids lines of at most 10 digits and a newline, with room to spare.
-constexpr std::size_t kMaxLockFileBytes = 64;
 
 // The lock's own open of the directory: flock belongs to the open file description, so a
 // descriptor shared with the caller's Directory (which it may duplicate or close) would tie
@@ -66,11 +62,35 @@ File open_lock_file(const Directory& dir, int flags) {
   return f;
 }
 
-// What walseg leaves in its lock file: nothing (killed between creating and writing it), PID
-// lines (dir_lock.h), or lines whose bytes a power cut lost while the size survived (zeros).
-// Anything else was written by someone else, and rewriting it would destroy their data.
-bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr) {
-  if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return false;
+// What walseg writes in its lock file (dir_lock.h): a first line that says the file is
+// walseg's lock, the PID lines, and a last line that says the list is whole. A longer list it
+// replaced may follow, cut off by the truncate that comes after the write (a crash between
+// the two leaves it there), so the file may be up to twice the longest list.
+constexpr std::string_view kLockFileMagic = "walseg.lock\n";
+constexpr std::string_view kLockFileEnd = "end\n";
+constexpr std::size_t kMaxLockFileText = kLockFileMagic.size() + kMaxLockFilePids * 11 + kLockFileEnd.size();
+constexpr std::size_t kMaxLockFileBytes = 2 * kMaxLockFileText;
+
+// Written over what the file held, then cut to its length: a crash in between leaves the new
+// list whole, followed by the tail of the old one, which the reader skips past the end line
+// (break-it round 25 M2: truncating first left an empty lock file to a kill between the two,
+// and the writers it listed were forgotten).
+void write_lock_file(File& f, const std::vector<std::uint32_t>& pids) {
+  const std::string text = lock_file_text(pids);
+  f.pwrite_all(text.data(), text.size(), 0);
+  f.ftruncate(text.size());
+}
+
+enum class LockContent { kWalsegs, kBarePids, kOther };
+
+// What walseg leaves in its lock file: nothing (killed between creating and writing it),
+// zeros (a power cut that kept the size and lost the bytes), or its list (above). Anything
+// else was written by someone else, and rewriting it would destroy their data; bare PID lines
+// are told apart for the message: an older walseg wrote them, and so does many a program's
+// own lock file (break-it round 25 H3: an imitation holding 4242, made 0600 under umask 077,
+// was taken for walseg's, and a file named for 4242 removed as its leftover).
+LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr) {
+  if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return LockContent::kOther;
   char buf[kMaxLockFileBytes + 1] = {};
   std::size_t n = 0;
   while (n < sizeof buf) {
@@ -78,31 +98,76 @@ bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, s
     if (got == 0) break;
     n += got;
   }
-  if (n > kMaxLockFileBytes) return false;
-  std::string text(buf, n);
+  if (n > kMaxLockFileBytes) return LockContent::kOther;
+  const std::string text(buf, n);
   if (bytes != nullptr) *bytes = text;
   // Made as walseg makes it (0600, this user), whatever it holds: anyone can write digits
   // into a file (break-it round 23 H3: a user's 0644 walseg.lock holding 4242 was rewritten,
   // and a 0600 xlogtemp.4242 then removed as 4242's leftover; round 21: a user's empty one).
-  if (not_made_as_walseg_makes_files(f.stat())) return false;
-  // Empty or zeros: a writer killed (or a power cut) between creating the file and writing
-  // its PID.
-  if (std::all_of(text.begin(), text.end(), [](char c) { return c == '\0'; })) return true;
-  if (text.back() == '\n') text.pop_back();
+  if (not_made_as_walseg_makes_files(f.stat())) return LockContent::kOther;
+  // What a power cut leaves of a write it cut short (the file's size kept, its bytes not, or
+  // only some of them): a prefix of what walseg writes, then possibly zeros. Its whole PID
+  // lines are taken (the lock file is synced before its writer makes any file, so a torn one
+  // has no leftovers of its own writer's to name).
+  std::string_view rest(text);
+  while (!rest.empty() && rest.back() == '\0') rest.remove_suffix(1);
+  if (kLockFileMagic.starts_with(rest) && rest.size() < kLockFileMagic.size()) return LockContent::kWalsegs;
+  auto pid_line = [](std::string_view line, std::uint32_t* v) {
+    return !line.empty() && line.size() <= 10 &&
+           std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+           std::from_chars(line.data(), line.data() + line.size(), *v).ec == std::errc();
+  };
   std::vector<std::uint32_t> got;
-  for (std::size_t at = 0; at <= text.size();) {
+  if (rest.starts_with(kLockFileMagic)) {
+    rest.remove_prefix(kLockFileMagic.size());
+    for (;;) {
+      const std::size_t nl = rest.find('\n');
+      if (nl == std::string_view::npos) {
+        // Torn within a line: a partial PID or end line, never anything else.
+        const bool partial = rest.size() <= 10 && (std::all_of(rest.begin(), rest.end(), [](char c) {
+                                                     return c >= '0' && c <= '9';
+                                                   }) || kLockFileEnd.starts_with(rest));
+        if (!partial) return LockContent::kOther;
+        break;
+      }
+      const std::string_view line = rest.substr(0, nl);
+      // Past the end line, the tail of a longer list this one replaced.
+      if (line == kLockFileEnd.substr(0, kLockFileEnd.size() - 1)) break;
+      std::uint32_t v = 0;
+      if (!pid_line(line, &v)) return LockContent::kOther;
+      got.push_back(v);
+      rest.remove_prefix(nl + 1);
+    }
+    if (got.size() > kMaxLockFilePids) return LockContent::kOther;
+    if (pids != nullptr) *pids = std::move(got);
+    return LockContent::kWalsegs;
+  }
+  for (std::size_t at = 0; at < text.size();) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
-    const std::string_view line(text.data() + at, end - at);
     std::uint32_t v = 0;
-    if (line.empty() || line.size() > 10 || !std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-        std::from_chars(line.data(), line.data() + line.size(), v).ec != std::errc())
-      return false;
-    got.push_back(v);
+    if (!pid_line(std::string_view(text).substr(at, end - at), &v)) return LockContent::kOther;
     at = end + 1;
   }
-  if (got.size() > kMaxLockFilePids) return false;
-  if (pids != nullptr) *pids = std::move(got);
-  return true;
+  return LockContent::kBarePids;
+}
+
+// Why a lock file that is not walseg's is not, and what to do: the refusal's words, and ls's.
+std::string not_walsegs_reason(File& f, LockContent content, const Directory& dir) {
+  if (const std::optional<std::string> made = not_made_as_walseg_makes_files(f.stat()))
+    return fmt::format("it is a file {}, so it is not walseg's and walseg will not overwrite it; move it out of the "
+                       "directory",
+                       *made);
+  if (content == LockContent::kBarePids)
+    return fmt::format("it holds bare process IDs, as another program's lock file does (and walseg's before its "
+                       "lock format named itself), not walseg's lock format; if no program uses \"{}\" now, move "
+                       "the file out of the directory and run this again",
+                       dir.path());
+  return "it holds something other than what walseg writes there, so it is not walseg's and walseg will not "
+         "overwrite it; move it out of the directory";
+}
+
+bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr) {
+  return lock_content(f, pids, bytes) == LockContent::kWalsegs;
 }
 
 // The holder's PID as its lock file says (lock_file_pid), for the refusal's message.
@@ -148,6 +213,21 @@ File open_or_make_lock_file(const Directory& dir, bool* made) {
   }
 }
 
+// The PIDs the directory's temporary files are named for (xlogtemp.<pid>[.<n>]): an earlier
+// writer with none left nothing to remove, and its line would only push out one that did
+// (break-it round 25 M1: five writers killed in auto's probe pushed the first one's PID out,
+// and its probe files stayed for good).
+std::vector<std::uint32_t> pids_with_temp_files(const Directory& dir) {
+  std::vector<std::uint32_t> pids;
+  try {
+    for (const auto& e : dir.list())
+      if (const std::optional<TempFileName> t = parse_temp_file_name(e.name)) pids.push_back(t->pid);
+  } catch (const Error&) {
+    // unlistable: the earlier writers are kept only as far as the last one
+  }
+  return pids;
+}
+
 }  // namespace
 
 DirLock DirLock::acquire(Directory& dir) {
@@ -160,23 +240,21 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  if (!holds_walseg_content(f, &lock.previous_pids_, &lock.previous_text_)) {
-    const std::optional<std::string> made = not_made_as_walseg_makes_files(f.stat());
+  const LockContent content = lock_content(f, &lock.previous_pids_, &lock.previous_text_);
+  if (content != LockContent::kWalsegs)
     throw make_error(EEXIST, "open", f.path(),
-                     fmt::format("could not use lock file \"{}\": {}, so it is not walseg's and walseg will not "
-                                 "overwrite it; move it out of the directory",
-                                 f.path(),
-                                 made ? fmt::format("it is a file {}", *made)
-                                      : std::string("it holds something other than the process IDs walseg writes "
-                                                    "there")));
+                     fmt::format("could not use lock file \"{}\": {}", f.path(), not_walsegs_reason(f, content, dir)));
+  // This process first, then the writers before it whose leftovers are still in the
+  // directory (the last writer always: its crash may also have left walseg.control.tmp).
+  // Only this process once those are removed (forget_earlier_writers).
+  std::vector<std::uint32_t> pids{static_cast<std::uint32_t>(::getpid())};
+  const std::vector<std::uint32_t> with_leftovers = pids_with_temp_files(dir);
+  for (std::size_t i = 0; i < lock.previous_pids_.size() && pids.size() < kMaxLockFilePids; ++i) {
+    const std::uint32_t p = lock.previous_pids_[i];
+    if (p == pids.front() || std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
+    if (i == 0 || std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end()) pids.push_back(p);
   }
-  // This process first, then the writers before it, whose leftovers are still to be removed
-  // (the oldest dropped when the list is full); only this process once that is done.
-  std::string pid = fmt::format("{}\n", ::getpid());
-  for (std::size_t i = 0; i < lock.previous_pids_.size() && i + 1 < kMaxLockFilePids; ++i)
-    if (lock.previous_pids_[i] != static_cast<std::uint32_t>(::getpid())) pid += fmt::format("{}\n", lock.previous_pids_[i]);
-  f.ftruncate(0);
-  f.pwrite_all(pid.data(), pid.size(), 0);
+  write_lock_file(f, pids);
   // Durable before this writer makes any file: the PID is what names its temporary files as
   // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
   // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
@@ -193,11 +271,7 @@ DirLock DirLock::acquire(Directory& dir) {
 
 void DirLock::forget_earlier_writers() {
   if (previous_pids_.empty() || !file_.is_open()) return;
-  const std::string pid = fmt::format("{}\n", ::getpid());
-  // Shorter than what it replaces: the write first, then the truncate, so that a crash
-  // between the two leaves this PID first and the list still whole after it.
-  file_.pwrite_all(pid.data(), pid.size(), 0);
-  file_.ftruncate(pid.size());
+  write_lock_file(file_, {static_cast<std::uint32_t>(::getpid())});
   file_.fdatasync();
   previous_pids_.clear();
 }
@@ -209,8 +283,8 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
   if (!made_) {
     try {
       // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
-      file_.ftruncate(0);
       if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
+      file_.ftruncate(previous_text_.size());
       file_.fdatasync();  // as durable as the PID it replaces
     } catch (const std::exception& e) {
       log(LogLevel::kLog, fmt::format("could not put back what \"{}\" held: {}", dir.path_of(kLockFileName), e.what()));
@@ -253,6 +327,13 @@ DirLock DirLock::acquire_shared(const Directory& dir) {
   return lock;
 }
 
+std::string lock_file_text(const std::vector<std::uint32_t>& pids) {
+  std::string text(kLockFileMagic);
+  for (std::uint32_t p : pids) text += fmt::format("{}\n", p);
+  text += kLockFileEnd;
+  return text;
+}
+
 std::vector<std::uint32_t> lock_file_pids(const Directory& dir) {
   try {
     struct stat st{};
@@ -263,6 +344,19 @@ std::vector<std::uint32_t> lock_file_pids(const Directory& dir) {
     // none, or not openable: no PID to go by
   }
   return {};
+}
+
+std::optional<std::string> lock_file_not_walsegs(const Directory& dir) {
+  try {
+    struct stat st{};
+    File f = File::open_at_if_regular(dir, kLockFileName, O_RDONLY, st);
+    if (!f.is_open() || !S_ISREG(st.st_mode)) return std::nullopt;
+    const LockContent content = lock_content(f);
+    if (content != LockContent::kWalsegs) return not_walsegs_reason(f, content, dir);
+  } catch (const Error&) {
+    // none, or not openable: nothing to say about its content
+  }
+  return std::nullopt;
 }
 
 std::optional<std::uint32_t> lock_file_pid(const Directory& dir) {

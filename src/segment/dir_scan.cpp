@@ -87,6 +87,15 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   return born >= 0 && lock_born >= 0 && born <= lock_born;
 }
 
+// A copy with its times kept (cp -a, rsync -t, tar) is born after its mtime, which walseg's
+// own files never are: a copy of a directory brought a crash's leftover along, and the copy is
+// whoever made it's, not walseg's (break-it round 25 H3a: in a `cp -a` copy, the leftover was
+// copied after walseg.lock, so its birth order said nothing, and the copy's first writer
+// removed it).
+bool copied_with_its_times(const Directory& dir, const std::string& name) {
+  return made_files::born_after_its_mtime(dir.fd(), name);
+}
+
 // Bytes only: every caller asks born_before_lock first, and says which of the two it was.
 bool temp_content_is_walsegs(const Directory& dir, const std::string& name, const struct stat& st,
                              const WalControl& control) {
@@ -167,9 +176,12 @@ struct Scanner {
     std::string give_back;
     if (st) give_back = give_back_advice(dir, name, *st, control).value_or("");
     report.foreign.push_back(ForeignFile{name, sn, why, give_back});
-    log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make "
-                                    "it for this WAL: {}",
-                                    dir.path_of(name), why));
+    log(LogLevel::kLog,
+        give_back.empty()
+            ? fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make it for this WAL: {}",
+                          dir.path_of(name), why)
+            : fmt::format("leaving \"{}\" alone: it may hold this WAL, but walseg may not change it as it is: {}",
+                          dir.path_of(name), why));
   }
 
   void entry(const std::string& name) {
@@ -287,6 +299,9 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
   if (born_before_lock(dir, name))
     return fmt::format("born no later than {}: there before walseg used the directory, or copied in with it",
                        kLockFileName);
+  if (copied_with_its_times(dir, name))
+    return std::string("born after its last change: a copy that kept its times (cp -a, rsync -t, tar), not a file "
+                       "walseg made here");
   if (!temp_content_is_walsegs(dir, name, st, control)) return std::string("holding bytes walseg never writes to one");
   if (earlier_writer_pids.empty())
     return fmt::format("(no process ID in {} says which writer left temporary files here)", kLockFileName);
@@ -389,7 +404,8 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
       if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
           not_made_as_walseg_makes_files(now) ||
           (name != kControlTempFileName &&
-           (born_before_lock(dir, name) || !temp_content_is_walsegs(dir, name, now, control)))) {
+           (born_before_lock(dir, name) || copied_with_its_times(dir, name) ||
+            !temp_content_is_walsegs(dir, name, now, control)))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));
         continue;

@@ -194,18 +194,26 @@ bool SegmentManager::abandon_new_wal() noexcept {
 void SegmentManager::check_scan() {
   const SegNo oldest = control_.oldest_lsn / cfg_.segment_size_bytes;
   auto needed = [&](const SegmentName& s) { return s.timeline == control_.timeline && s.segno >= oldest; };
-  std::vector<std::string> theirs;
+  // Files that may hold this WAL (their first page or ready stamp is this WAL's, or cannot be
+  // read) apart from the others: moving one out would take its records away (break-it round
+  // 25 H2), and "walseg did not make them" is not true of them (round 27 M2: a hard-linked
+  // copy of the directory was called so).
+  std::vector<std::string> theirs, ours;
   const ForeignFile* first = nullptr;
+  const ForeignFile* first_ours = nullptr;
   bool other_system = false;
-  const ForeignFile* ours = nullptr;  // the first whose first page is this WAL's
   for (const ForeignFile& f : scan_.foreign) {
     if (!f.segment || !needed(*f.segment)) continue;
+    if (!f.give_back.empty()) {
+      if (!first_ours) first_ours = &f;
+      ours.push_back(fmt::format("\"{}\": {}; {}", dir_.path_of(f.name), f.why, f.give_back));
+      continue;
+    }
     if (!first) first = &f;
     theirs.push_back(fmt::format("\"{}\": {}", dir_.path_of(f.name), f.why));
     // dir_scan's words for walseg's own page or stamp of another system identifier.
     other_system |= f.why.find("another system") != std::string::npos ||
                     f.why.find("another WAL") != std::string::npos;
-    if (!ours && !f.give_back.empty()) ours = &f;
   }
   // Segments of another system may be this directory's own, and walseg.control the stranger.
   const std::string control_advice =
@@ -213,29 +221,31 @@ void SegmentManager::check_scan() {
                                  "{}): put this directory's own {} back (from a backup) instead",
                                  kControlFileName, control_.system_id, kControlFileName)
                    : "";
-  // Moving out a file of this WAL would take its records away (break-it round 25 H2): say how
-  // to make it walseg's again instead.
-  const std::string owner_advice =
-      ours ? fmt::format(". But \"{}\"{} may hold this WAL (its first page is this WAL's, or cannot be read): do not "
-                         "move it out, which would take its records away; {}",
-                         dir_.path_of(ours->name), theirs.size() == 1 ? "" : " (and any other whose first page is this WAL's)",
-                         ours->give_back)
-           : "";
-  if (theirs.size() == 1 && ours)
-    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need and may hold its "
-                             "records (its first page is this WAL's, or cannot be read), but walseg may not write to "
-                             "it as it is: {}. Do not move it out of the directory, which would take them away; {}",
-                             dir_.path_of(first->name), first->why, ours->give_back));
+  std::string ours_text;
+  if (ours.size() == 1)
+    ours_text = fmt::format("file \"{}\" has the name of a segment this WAL may still need and may hold its records "
+                            "(its first page is this WAL's, or cannot be read), but walseg may not write to it as it "
+                            "is: {}. Do not move it out of the directory, which would take them away; {}",
+                            dir_.path_of(first_ours->name), first_ours->why, first_ours->give_back);
+  else if (!ours.empty())
+    ours_text = fmt::format("{} files have names of segments this WAL may still need and may hold its records (their "
+                            "first page is this WAL's, or cannot be read), but walseg may not write to them as they "
+                            "are. Do not move them out of the directory, which would take the records away: {}",
+                            ours.size(), fmt::join(ours, "; "));
+  std::string theirs_text;
   if (theirs.size() == 1)
-    refuse(dir_, fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not "
-                             "make it: {}. walseg never uses, replaces, moves or removes a file it did not make: "
-                             "move it out of the directory{}",
-                             dir_.path_of(first->name), first->why, control_advice));
-  if (!theirs.empty())
-    refuse(dir_, fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
-                             "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
-                             "move them out of the directory{}{}",
-                             theirs.size(), fmt::join(theirs, "; "), control_advice, owner_advice));
+    theirs_text = fmt::format("file \"{}\" has the name of a segment this WAL may still need, but walseg did not make "
+                              "it: {}. walseg never uses, replaces, moves or removes a file it did not make: move it "
+                              "out of the directory{}",
+                              dir_.path_of(first->name), first->why, control_advice);
+  else if (!theirs.empty())
+    theirs_text = fmt::format("{} files have names of segments this WAL may still need, but walseg did not make "
+                              "them: {}. walseg never uses, replaces, moves or removes a file it did not make: "
+                              "move them out of the directory{}",
+                              theirs.size(), fmt::join(theirs, "; "), control_advice);
+  if (!ours_text.empty() && !theirs_text.empty()) refuse(dir_, ours_text + ". And " + theirs_text);
+  if (!ours_text.empty()) refuse(dir_, ours_text);
+  if (!theirs_text.empty()) refuse(dir_, theirs_text);
   // A short segment holding WAL: in an append-mode WAL it is one to go on with in append
   // mode. Otherwise it was cut (a partial copy or restore, case C33): switching to an
   // append-mode method would write after the cut as if nothing were missing.

@@ -16,6 +16,7 @@
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/log.h"
+#include "walseg/made_files.h"
 #include "walseg/own_files.h"
 
 namespace walseg {
@@ -37,6 +38,39 @@ namespace {
                                "will not follow, use or replace it. Put the directory's own control file "
                                "there (the file itself, not a link to it), or move this out of the directory",
                                path, what));
+}
+
+std::optional<WalControl> read_control_named(const Directory& dir, const char* name);
+
+// A control file of this WAL's under the temporary name is what a crash leaves in two places:
+// inside write_control's write (the next version: newer than walseg.control, born after it)
+// or between its exchange and its unlink (the version replaced: older, born before it). An
+// older one born after walseg.control is neither: a backup someone copied there (break-it
+// round 27 H2: a user's `cp` of an earlier walseg.control, mode 0600 from its source, was
+// removed as a leftover). One equal to walseg.control loses nothing when removed; birth times
+// unknown (a filesystem without them) leave the old rule, and so does one born in the tick
+// walseg.control was.
+std::optional<std::string> an_older_copy(const Directory& dir, const WalControl& tmp) {
+  std::optional<WalControl> cur;
+  try {
+    cur = read_control_named(dir, kControlFileName);
+  } catch (const Error&) {
+    return std::nullopt;  // damaged: the writer refuses the directory for that
+  }
+  if (!cur || tmp == *cur) return std::nullopt;
+  const bool newer = tmp.epoch > cur->epoch ||
+                     (tmp.epoch == cur->epoch && (tmp.durable_lsn > cur->durable_lsn || tmp.oldest_lsn > cur->oldest_lsn ||
+                                                  tmp.timeline > cur->timeline));
+  if (newer) return std::nullopt;
+  const std::int64_t tmp_born = made_files::birth_time_ns(dir.fd(), kControlTempFileName);
+  const std::int64_t cur_born = made_files::birth_time_ns(dir.fd(), kControlFileName);
+  // Born in the same tick of the kernel's coarse clock (a few ms) counts as before.
+  if (tmp_born < 0 || cur_born < 0 || tmp_born <= cur_born) return std::nullopt;
+  return fmt::format("it is an earlier copy of this WAL's control file (durable up to {}, epoch {}; {} is at {}, "
+                     "epoch {}), made after {}: a backup, not what a crash leaves (the file an update replaced "
+                     "was born before the one that replaced it)",
+                     format_lsn(tmp.durable_lsn), tmp.epoch, kControlFileName, format_lsn(cur->durable_lsn), cur->epoch,
+                     kControlFileName);
 }
 
 // Why the file under the temporary name is not a leftover of write_control, or nullopt if it
@@ -72,6 +106,8 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
     const auto other = decode_control(std::span(buf.data(), got), &why);
     if (other && system_id != 0 && other->system_id != system_id)
       return fmt::format("it is the control file of another WAL (system identifier {})", other->system_id);
+    if (other && system_id != 0)
+      if (auto why = an_older_copy(dir, *other)) return why;
     // No control file yet: a first write a crash cut short left one of a new WAL, nothing
     // durable in it and never opened since (epoch 0). A WAL that was used is someone's copy
     // (break-it round 18: another WAL's control file put there was removed).

@@ -265,15 +265,21 @@ void materialise(const CrashState& s, const std::string& dir) {
   std::filesystem::create_directories(dir);
   for (const std::string& d : s.dirs)
     if (::mkdir((dir + "/" + d).c_str(), 0700) != 0) fail("could not create directory", dir + "/" + d);
+  // Files are made in the order the run made them (inode ids count up as files are created),
+  // so that their birth times keep that order: walseg tells its leftovers from copies by it.
+  std::vector<const StateFile*> by_birth;
+  for (const StateFile& f : s.files) by_birth.push_back(&f);
+  std::stable_sort(by_birth.begin(), by_birth.end(),
+                   [](const StateFile* a, const StateFile* b) { return a->inode < b->inode; });
   std::map<std::size_t, std::string> first_name;
-  for (const StateFile& f : s.files) {
-    const std::string path = dir + "/" + f.path;
-    auto [it, fresh] = first_name.emplace(f.inode, path);
+  for (const StateFile* f : by_birth) {
+    const std::string path = dir + "/" + f->path;
+    auto [it, fresh] = first_name.emplace(f->inode, path);
     if (!fresh) {
       if (::link(it->second.c_str(), path.c_str()) != 0) fail("could not link", path);
       continue;
     }
-    write_image(path, s.images.at(f.inode).bytes);
+    write_image(path, s.images.at(f->inode).bytes);
   }
 }
 
