@@ -745,10 +745,13 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H3_ALockNotMadeAsWalsegMakesItIsNeitherRewrittenN
 BOOST_AUTO_TEST_CASE(BreakIt23_M1_UnderAUmaskOf0277_WalsegsFilesAre0600AndTheWalStaysUsable) {
   const std::string wal = dir + "/made/wal", bench = dir + "/bench";
   const mode_t old = ::umask(0277);
-  auto a = run("write --dir '" + wal + "' --records 300 --record-size 8kB" + k1MB);
-  auto b = run("write --dir '" + wal + "' --records 10" + k1MB);
+  const std::string acks = dir + "/acks";
+  auto a = run("write --dir '" + wal + "' --records 300 --record-size 8kB --ack-log '" + acks + "'" + k1MB);
+  auto b = run("write --dir '" + wal + "' --records 10 --ack-log '" + acks + "'" + k1MB);
   auto c = run("bench --dir '" + bench + "' --keep --phases create --methods none --segments 1 --segment-size 1MB");
   ::umask(old);
+  // Round 25 (LOW): the ack log came out 0400, so a non-root user's next run could not append.
+  BOOST_TEST(mode_of(acks) == 0600u);
   BOOST_TEST_REQUIRE(a.status == 0, a.err);
   BOOST_TEST(b.status == 0, b.err);
   BOOST_TEST(c.status == 0, c.err);
@@ -1069,6 +1072,30 @@ BOOST_AUTO_TEST_CASE(BreakIt27_H2_AnEarlierControlFileCopiedToTheTempNameIsABack
   auto next = run("write --dir '" + wal + "' --records 1" + k1MB);
   BOOST_TEST(next.status == 0, next.err);
   BOOST_TEST(!fs::exists(wal + "/walseg.control.tmp"), next.err);
+}
+
+// Break-it round 25 (LOW): a writer refused by another user's walseg.lock said only
+// "Permission denied"; it now says whose the file is and to run walseg as that user.
+BOOST_AUTO_TEST_CASE(BreakIt25_L_AnotherUsersLockFileIsNamedWithItsOwner) {
+  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null") != 0) return;  // needs another user
+  BOOST_REQUIRE(::chmod(dir.c_str(), 0711) == 0);
+  const std::string home = dir + "/u", wal = home + "/wal";
+  fs::create_directories(home);
+  BOOST_REQUIRE(::chown(home.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+  const std::string tool = dir + "/walseg-copy";  // where nobody may run it (see BreakIt26_H1)
+  fs::copy_file(tool_path(), tool);
+  BOOST_REQUIRE(::chmod(tool.c_str(), 0755) == 0);
+  auto nobody = [&](const std::string& args) {
+    return run("--version >/dev/null; cd '" + home + "' && runuser -u nobody -- '" + tool + "' " + args);
+  };
+  BOOST_TEST_REQUIRE(nobody("write --dir wal --records 20" + k1MB).status == 0);
+  BOOST_REQUIRE(::chown((wal + "/walseg.lock").c_str(), 0, static_cast<gid_t>(-1)) == 0);
+  auto w = nobody("write --dir wal --records 1" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "could not open lock file \"wal/walseg.lock\": Permission denied (it is owned by user "
+                             "ID 0, mode 0600, and walseg runs as user ID 65534); run walseg as the user who owns"),
+             w.err);
+  BOOST_TEST(records_of(nobody("recover --dir wal").out) == 20);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

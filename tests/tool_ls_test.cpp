@@ -198,4 +198,17 @@ BOOST_AUTO_TEST_CASE(AWalsegAutoNotInWalsegsLayoutIsNotCalledItsDecision) {
   BOOST_TEST(!contains(r.out, "walseg's init_method = auto decision"), r.out);
 }
 
+// Break-it round 25 (LOW): a segment of a full-size WAL cut short by a truncate was labelled
+// "append mode", which a writer would refuse it as: it says it was cut, and what to do.
+BOOST_AUTO_TEST_CASE(ASegmentCutShortInAFullSizeWalIsNotCalledAppendMode) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3000 --record-size 1000 --segment-size 1MB").status == 0);
+  fs::resize_file(wal + "/000000010000000000000002", 500000);
+  auto r = run("ls --dir '" + wal + "'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(!contains(r.out, "append mode"), r.out);
+  BOOST_TEST(contains(r.out, "cut short: 500000 of 1048576 bytes"), r.out);
+  BOOST_TEST(contains(r.out, "restore the complete file"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -8,6 +8,8 @@
 #define BOOST_TEST_MODULE tool_options
 #include <boost/test/unit_test.hpp>
 
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <regex>
 #include <string>
@@ -435,6 +437,22 @@ BOOST_AUTO_TEST_CASE(BreakIt27_L4_SecondsBelowAMillisecondAreRefused) {
     BOOST_TEST(contains(r.err, "runs no commit"), v << ": " << r.err);
     BOOST_TEST(!fs::exists(dir + "/w"), v);
   }
+}
+
+// Break-it round 25 (LOW): "--segment-size 1" said "1 bytes"; `--ack-log /dev/stdout` (a
+// pipe) said only "No such file or directory".
+BOOST_AUTO_TEST_CASE(BreakIt25_L_MessagesForOneByteAndAnUnresolvableAckLog) {
+  auto one = run("write --dir '" + dir + "/w' --segment-size 1");
+  BOOST_TEST(one.status == 2, one.err);
+  BOOST_TEST(contains(one.err, "\"1\" is 1 byte,"), one.err);
+  const std::string cmd = "'" + tool_path().string() + "' write --dir '" + dir + "/w' --records 1 --segment-size 1MB " +
+                          "--ack-log /dev/stdout 2>'" + dir + "/err' | cat >/dev/null";
+  BOOST_TEST(std::system(cmd.c_str()) == 0);  // the pipeline's status is cat's
+  std::ostringstream err;
+  err << std::ifstream(dir + "/err").rdbuf();
+  BOOST_TEST(contains(err.str(), "--ack-log \"/dev/stdout\": could not resolve the path"), err.str());
+  BOOST_TEST(contains(err.str(), "the ack log must be a regular file"), err.str());
+  BOOST_TEST(!fs::exists(dir + "/w"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

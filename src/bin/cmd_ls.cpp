@@ -151,7 +151,13 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
     const Lsn addr = decode_page_header(b).page_addr;
     what += addr == own ? ", holds WAL" : fmt::format(", recycled (holds WAL of {} from an earlier life)", format_lsn(addr));
   }
-  if (size < c.segment_size_bytes) what += fmt::format(", append mode: {} bytes", size);
+  // Short in a full-size WAL: cut (a truncate, a partial copy or restore), which a writer
+  // refuses (round 25 L: ls called it "append mode").
+  if (size < c.segment_size_bytes)
+    what += c.append_mode ? fmt::format(", append mode: {} bytes", size)
+                          : fmt::format(", cut short: {} of {} bytes (this WAL's segments are full size; a writer "
+                                        "refuses it: restore the complete file)",
+                                        size, c.segment_size_bytes);
   if (info.timeline == c.timeline && info.segno < c.oldest_lsn / c.segment_size_bytes)
     what += ", below the oldest segment needed (retired at the next checkpoint)";
   if (info.timeline != c.timeline) what += fmt::format(", timeline {} (not the WAL's)", info.timeline);

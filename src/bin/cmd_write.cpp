@@ -68,7 +68,11 @@ void refuse_ack_log_in_the_wal(const WriteArgs& a) {
   std::error_code ec;
   const fs::path log = fs::weakly_canonical(fs::absolute(a.ack_log), ec);
   const fs::path wal = ec ? fs::path() : fs::weakly_canonical(fs::absolute(a.dir), ec);
-  if (ec) throw std::invalid_argument(fmt::format("--ack-log \"{}\": {}", a.ack_log, ec.message()));
+  // /dev/stdout of a pipe resolves to "pipe:[N]" (round 25 L: only "No such file or directory").
+  if (ec)
+    throw std::invalid_argument(fmt::format("--ack-log \"{}\": could not resolve the path ({}); the ack log must be a "
+                                            "regular file, e.g. --ack-log ./acks",
+                                            a.ack_log, ec.message()));
   struct stat wal_st{}, parent_st{};
   const bool same_dir = ::stat(wal.c_str(), &wal_st) == 0 && ::stat(log.parent_path().c_str(), &parent_st) == 0 &&
                         wal_st.st_dev == parent_st.st_dev && wal_st.st_ino == parent_st.st_ino;  // a bind mount

@@ -100,23 +100,17 @@ CLI::Validator file_named() {
       "FILE");
 }
 
+namespace {
+CLI::Validator refuse_empty(std::string message) {
+  return CLI::Validator([message](std::string& value) { return value.empty() ? message : std::string(); }, "");
+}
+}  // namespace
+
 CLI::Validator value_given() {
-  return CLI::Validator(
-      [](std::string& value) {
-        return value.empty() ? std::string("an empty value is not a value: leave the option out to use its default")
-                             : std::string();
-      },
-      "");
+  return refuse_empty("an empty value is not a value: leave the option out to use its default");
 }
 
-CLI::Validator dir_given() {
-  return CLI::Validator(
-      [](std::string& value) {
-        return value.empty() ? std::string("an empty directory name: give a directory (. for the current one)")
-                             : std::string();
-      },
-      "");
-}
+CLI::Validator dir_given() { return refuse_empty("an empty directory name: give a directory (. for the current one)"); }
 
 CLI::Validator list_items_given() {
   return CLI::Validator(

@@ -83,6 +83,13 @@ OutputFile OutputFile::open(const std::string& option, const std::string& path, 
   out.file_ = OwnedFd(fd, path);
   if (::fstat(fd, &out.opened_) != 0)
     throw std::runtime_error(fmt::format("could not stat file \"{}\": {}", path, errno_text(errno)));
+  // A file this run made stays its user's to read and write whatever the umask: under 0277
+  // the ack log came out 0400, and the next run refused to append to it (break-it round 25 L).
+  if (out.created_ && (out.opened_.st_mode & 0600) != 0600) {
+    if (::fchmod(fd, (out.opened_.st_mode & 07777) | 0600) != 0)
+      throw std::runtime_error(fmt::format("could not chmod file \"{}\": {}", path, errno_text(errno)));
+    out.opened_.st_mode |= 0600;
+  }
   if (!S_ISREG(out.opened_.st_mode)) throw refuse("is not a regular file");
   if (out.opened_.st_nlink == 0) throw refuse("was removed or replaced as it was opened: try again");
   // A second link may be a WAL's file under another name (a hard link of a segment).

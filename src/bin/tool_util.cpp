@@ -69,8 +69,8 @@ std::uint64_t parse_segment_size_option(const std::string& option, const std::st
     const bool unitless = !text.empty() && std::isxdigit(static_cast<unsigned char>(text.back())) &&
                           text.back() != 'B';
     throw std::invalid_argument(fmt::format(
-        "invalid value for {}: \"{}\" is {} bytes, and a segment size is a power of two from 1MB to 1GB{}", option,
-        text, bytes,
+        "invalid value for {}: \"{}\" is {} byte{}, and a segment size is a power of two from 1MB to 1GB{}", option,
+        text, bytes, bytes == 1 ? "" : "s",
         unitless ? fmt::format(" ({}, unlike walseg.segment_size, reads a number without a unit as bytes)", option)
                  : ""));
   }

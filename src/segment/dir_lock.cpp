@@ -236,7 +236,21 @@ DirLock DirLock::acquire(Directory& dir) {
   // refused opener creates and writes nothing.
   lock.dir_fd_ = open_dir_for_lock(dir);
   lock_or_throw(lock.dir_fd_.fd(), LOCK_EX, dir, dir.path());
-  File f = open_or_make_lock_file(dir, &lock.made_);
+  File f;
+  try {
+    f = open_or_make_lock_file(dir, &lock.made_);
+  } catch (const Error& e) {
+    // Another user's lock file (round 25 L: only "Permission denied"): say whose, and what to do.
+    struct stat st{};
+    if ((e.errnum() != EACCES && e.errnum() != EPERM) ||
+        ::fstatat(dir.fd(), kLockFileName, &st, AT_SYMLINK_NOFOLLOW) != 0)
+      throw;
+    throw make_error(e.errnum(), "open", dir.path_of(kLockFileName),
+                     fmt::format("could not open lock file \"{}\": {} (it is owned by user ID {}, mode {:04o}, and "
+                                 "walseg runs as user ID {}); run walseg as the user who owns this WAL directory",
+                                 dir.path_of(kLockFileName), errno_text(e.errnum()), st.st_uid, st.st_mode & 07777,
+                                 ::geteuid()));
+  }
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
