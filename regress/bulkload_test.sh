@@ -43,7 +43,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-run "$bindir/initdb" -D "$data" -A trust -U postgres --no-locale --wal-segsize=1 -N >/dev/null
+# -g: group access, so PostgreSQL makes its files 0640, and the preallocator's segments must be
+# made so too (they were 0600: a group member's file-level backup could not read them).
+run "$bindir/initdb" -D "$data" -A trust -U postgres --no-locale --wal-segsize=1 -N -g >/dev/null
 cat >> "$data/postgresql.conf" <<EOF
 shared_preload_libraries = 'walseg'
 port = $port
@@ -72,6 +74,13 @@ load() {
     sleep 0.1
   done
   [ "$full" = t ] || fail "$1: the pool did not fill: $(psql_ -c "SELECT * FROM walseg_status()")"
+  # Every segment in pg_wal, the preallocator's and PostgreSQL's own, has PostgreSQL's mode.
+  local wrong
+  wrong="$(find "$data/pg_wal" -maxdepth 1 -type f -regextype posix-extended -regex '.*/[0-9A-F]{24}' \
+    ! -perm 0640 -printf '%f %m\n' | head -5)"
+  [ -z "$wrong" ] || fail "$1: segments not made with the cluster's group-access mode 0640: $wrong"
+  echo "$1: all $(find "$data/pg_wal" -maxdepth 1 -type f | grep -cE '/[0-9A-F]{24}$') segments in pg_wal are 0640," \
+       "as PostgreSQL makes them in a group-access cluster"
   before="$(psql_ -c "SELECT misses FROM walseg_status()")"
   mark="$(wc -l < "$log")"
   run "$bindir/pgbench" -i -s 10 -q -h "$work" -p "$port" -U postgres postgres > "$work/pgbench.out" 2>&1 ||

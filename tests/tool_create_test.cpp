@@ -70,6 +70,10 @@ BOOST_AUTO_TEST_CASE(OtherTimeline_SameNumbers_AreNotTaken) {
   auto r = run("create --dir '" + dir + "/wal' --count 2 --timeline 2 " + kSmall);
   BOOST_TEST(r.status == 0, r.err);
   BOOST_TEST(fs::exists(dir + "/wal/000000020000000000000001"));
+  // New-user trial 6: made without a word, though the WAL passes them by until it switches.
+  BOOST_TEST(contains(r.err, "WARNING:  the WAL in \"" + dir + "/wal\" is on timeline 1: segments of timeline 2 are "
+                             "used only once it switches to that timeline"),
+             r.err);
 }
 
 // Break-it round 16 L5: on another timeline the "ahead of the WAL" check was skipped, so

@@ -412,6 +412,8 @@ BOOST_AUTO_TEST_CASE(PostgresqlsPgWalIsNamedAsSuch) {
     BOOST_TEST(r.status == 1, cmd << ": " << r.err);
     BOOST_TEST(contains(r.err, "It looks like PostgreSQL's pg_wal (it has an archive_status directory)"), r.err);
     BOOST_TEST(contains(r.err, "read PostgreSQL's WAL with pg_waldump"), r.err);
+    // New-user trial 6: PostgreSQL's pg_wal first, then the walseg case (it came last).
+    BOOST_TEST(r.err.find("It looks like PostgreSQL's pg_wal") < r.err.find("restore that file from a backup"), r.err);
   }
   // Break-it round 16 L3, L4: writers and output files stay out of PostgreSQL's directories
   // altogether (a WAL was started in a data directory, segments made in archive_status, an ack

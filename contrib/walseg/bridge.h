@@ -241,6 +241,8 @@ typedef struct WalsegPrepared WalsegPrepared;
  * final_name exists already); no temporary file is left on failure. The caller installs it
  * (walseg_install_prepared) under the lock that orders installs, and drops it in every case
  * (walseg_drop_prepared): that removes the temporary file unless it was installed.
+ * file_mode: the segment's permission bits, PostgreSQL's pg_file_create_mode (0640 in a
+ * cluster made by initdb -g, as its own segments; 0600 otherwise).
  * pace: NULL for a fill as fast as possible in 1 MiB chunks (walseg_prealloc(): someone
  * waits for it); else zero_write goes in 256 kB buffered chunks with write-behind
  * (bridge_segment.cpp, kPacedFillChunkBytes) and every writing method (zero_write,
@@ -248,8 +250,9 @@ typedef struct WalsegPrepared WalsegPrepared;
  */
 WalsegPrepared *walseg_prepare_segment(const char *dir, const char *final_name,
 									   uint64_t size_bytes, int method, int fallback,
-									   WalsegCancel cancel, const WalsegPace *pace,
-									   WalsegFill *out, WalsegErr *err) WALSEG_NOEXCEPT;
+									   unsigned file_mode, WalsegCancel cancel,
+									   const WalsegPace *pace, WalsegFill *out,
+									   WalsegErr *err) WALSEG_NOEXCEPT;
 
 typedef enum WalsegInstall
 {

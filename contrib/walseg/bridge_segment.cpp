@@ -356,11 +356,12 @@ bool walseg_next_job(const char* dir, uint32_t tli, uint64_t segment_size, uint6
 }
 
 WalsegPrepared* walseg_prepare_segment(const char* dir, const char* final_name, uint64_t size_bytes, int method,
-                                       int fallback, WalsegCancel cancel, const WalsegPace* pace, WalsegFill* out,
-                                       WalsegErr* err) noexcept {
+                                       int fallback, unsigned file_mode, WalsegCancel cancel, const WalsegPace* pace,
+                                       WalsegFill* out, WalsegErr* err) noexcept {
   try {
     *out = WalsegFill{};
     walseg::AllocOptions opts;
+    opts.file_mode = file_mode;
     opts.method = method_of(method);
     opts.fallback = fallback_of(fallback);
     if (opts.method == walseg::InitMethod::kAuto)

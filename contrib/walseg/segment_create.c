@@ -41,6 +41,7 @@
 
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
+#include "common/file_perm.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "storage/lwlock.h"
@@ -177,8 +178,10 @@ create_one(TimeLineID tli, XLogSegNo segno, int method, WalsegCancel cancel, Wal
 	pace.insert_lsn = pace_insert_lsn;
 	pace.pacer = pacer;
 	pace.pace_until_lsn = pace_until_lsn;
+	/* pg_file_create_mode: 0640 in a group-access cluster (initdb -g), as XLogFileInit's. */
 	prepared = walseg_prepare_segment(XLOGDIR, final_name, wal_segment_size, method,
-									  walseg_guc_fallocate_fallback(), cancel,
+									  walseg_guc_fallocate_fallback(),
+									  (unsigned) pg_file_create_mode, cancel,
 									  pacer ? &pace : NULL, fill, err);
 	if (prepared == NULL)
 		return err->errnum == EEXIST ? CREATE_PRESENT : CREATE_FAILED;

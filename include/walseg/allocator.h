@@ -63,6 +63,12 @@ struct AllocOptions {
   /// total. It may sleep (pacing) or throw to cancel the fill; allocate_file lets the
   /// exception through.
   std::function<void(std::uint64_t done_bytes, std::uint64_t total_bytes)> on_progress;
+  /// Permission bits the segment file gets when PreparedSegment::prepare makes it, whatever
+  /// the umask (allocate_file ignores it). 0600 (kOwnFileMode) for the tool's WAL; the
+  /// extension passes PostgreSQL's pg_file_create_mode, 0640 in a cluster made by `initdb -g`
+  /// (group access), as PostgreSQL's own XLogFileInit makes its segments. Anything but u+rw is
+  /// refused (EINVAL): walseg must be able to write and read back its own segments.
+  unsigned file_mode = 0600;
 };
 
 /// What allocate_file did, for reports and the bench.

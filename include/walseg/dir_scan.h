@@ -168,5 +168,10 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
 /// PostgreSQL's signs (postgresql_sign_at: the tool's refusals use the same test), else "".
 /// Never throws.
 std::string postgresql_pg_wal_hint(const Directory& dir);
+/// What to do about segment files without walseg.control, most likely first: PostgreSQL's
+/// pg_wal (postgresql_pg_wal_hint) before "restore walseg.control from a backup", which a
+/// DBA would otherwise act on first (new-user trial 6). `otherwise` ends the plain advice
+/// ("" or e.g. " otherwise use an empty directory"). Never throws.
+std::string no_control_advice(const Directory& dir, const std::string& otherwise = "");
 
 }  // namespace walseg

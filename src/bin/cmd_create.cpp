@@ -3,9 +3,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
-#include <system_error>
 #include <optional>
 #include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -17,6 +17,7 @@
 #include "settings_options.h"
 #include "tool_util.h"
 #include "walseg/error.h"
+#include "walseg/log.h"
 #include "walseg/segment_manager.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_control.h"
@@ -93,6 +94,13 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
                      fmt::format("timeline {} is older than the WAL's in \"{}\" (timeline {}, as {} says): its "
                                  "segments can never be written; nothing was created",
                                  a.timeline, a.dir, control.timeline, kControlFileName));
+  // Made ahead for a later timeline switch, which is allowed; said, since ls alone showed it
+  // (new-user trial 6: `create --timeline 2` on a timeline-1 WAL made them without a word).
+  if (a.timeline > control.timeline)
+    log(LogLevel::kWarning,
+        fmt::format("the WAL in \"{}\" is on timeline {}: segments of timeline {} are used only once it switches to "
+                    "that timeline (until then writers and recovery pass them by)",
+                    a.dir, control.timeline, a.timeline));
   {
     const WalReaderOptions ro = reader_options_for(control);
     const RecoveryResult end = find_end_of_wal(m.directory(), ro);

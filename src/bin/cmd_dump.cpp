@@ -44,10 +44,8 @@ std::optional<WalReaderOptions> reader_options(const ReadArgs& a, std::uint64_t 
       if (parse_segment_file_name(e.name, kMinSegmentSizeBytes))
         throw make_error(EINVAL, "read WAL", a.dir,
                          fmt::format("directory \"{}\" holds segment files (\"{}\" among them) but no {}: "
-                                     "walseg cannot tell which WAL they belong to or where it starts. If this "
-                                     "is a walseg WAL whose {} was lost, restore that file from a backup.{}",
-                                     a.dir, e.name, kControlFileName, kControlFileName,
-                                     postgresql_pg_wal_hint(dir)));
+                                     "walseg cannot tell which WAL they belong to or where it starts. {}",
+                                     a.dir, e.name, kControlFileName, no_control_advice(dir)));
     return std::nullopt;
   }
   warn_if_not_the_wals_segment_size(segment_size_given, "walseg.segment_size", control->segment_size_bytes);

@@ -327,6 +327,16 @@ std::string postgresql_pg_wal_hint(const Directory& dir) {
                      pg->kind, pg->sign, kControlFileName);
 }
 
+std::string no_control_advice(const Directory& dir, const std::string& otherwise) {
+  const std::string pg = postgresql_pg_wal_hint(dir);
+  if (!pg.empty())
+    return fmt::format("{} Only if it is a walseg WAL after all, whose {} was lost, restore that file from a "
+                       "backup.",
+                       pg.substr(1) + ".", kControlFileName);
+  return fmt::format("If this is a walseg WAL whose {} was lost, restore that file from a backup{}.", kControlFileName,
+                     otherwise.empty() ? "" : ";" + otherwise);
+}
+
 bool is_walseg_file_name(const std::string& name) {
   return parse_segment_file_name(name, kMinSegmentSizeBytes).has_value() || parse_temp_file_name(name).has_value() ||
          name == kControlTempFileName || is_walseg_bookkeeping_file(name);

@@ -129,6 +129,16 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
     std::string temp;
     File f = create_temp_file(dir, &temp);
     p.temp_ = temp;  // from here on the destructor removes it
+    if (opts.file_mode != kOwnFileMode) {
+      // PostgreSQL's mode for a group-access cluster: what its own segments get.
+      if ((opts.file_mode & 0600) != 0600 || (opts.file_mode & ~07777u) != 0)
+        throw make_error(EINVAL, "create", dir.path_of(temp),
+                         fmt::format("invalid file mode {:04o} for segment \"{}\": walseg must read and write "
+                                     "its segments (u+rw)",
+                                     opts.file_mode, dir.path_of(final_name)));
+      if (::fchmod(f.fd(), static_cast<mode_t>(opts.file_mode)) != 0)
+        throw file_error(errno, "change permissions of", f.path());
+    }
     p.temp_stat_ = f.stat();
     failpoint::hit("create.after_open");
     auto t = Clock::now();

@@ -71,10 +71,8 @@ void refuse_segments_without_control(const Directory& dir) {
   for (const auto& e : dir.list()) {
     if (!parse_segment_file_name(e.name, kMinSegmentSizeBytes)) continue;
     refuse(dir, fmt::format("it holds segment files (\"{}\" among them) but no {}, so walseg cannot tell "
-                            "which WAL they belong to or where it starts, and will not write over them. "
-                            "If this is a walseg WAL whose {} was lost, restore that file from a backup; "
-                            "otherwise use an empty directory.{}",
-                            e.name, kControlFileName, kControlFileName, postgresql_pg_wal_hint(dir)));
+                            "which WAL they belong to or where it starts, and will not write over them. {}",
+                            e.name, kControlFileName, no_control_advice(dir, " otherwise use an empty directory")));
   }
 }
 
