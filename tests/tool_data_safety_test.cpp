@@ -1098,4 +1098,26 @@ BOOST_AUTO_TEST_CASE(BreakIt25_L_AnotherUsersLockFileIsNamedWithItsOwner) {
   BOOST_TEST(records_of(nobody("recover --dir wal").out) == 20);
 }
 
+// Break-it round 28 H2: `cp` of segment 1 to a future segment's name looked like a segment
+// walseg had recycled (it holds an earlier segment's WAL), and the next write wrote into it. A
+// recycled segment's earlier name is gone (walseg renames it); with that segment still here,
+// the file is someone's copy, refused as such, and moving it out (as the message says) loses
+// nothing.
+BOOST_AUTO_TEST_CASE(BreakIt28_H2_ACopyOfALiveSegmentAtAFutureNameIsNotTakenForARecycledOne) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3000 --record-size 500" + k1MB).status == 0);
+  const std::string copy = wal + "/000000010000000000000009";
+  BOOST_TEST_REQUIRE(std::system(("cp '" + wal + "/000000010000000000000001' '" + copy + "'").c_str()) == 0);
+  const std::string before = bytes_of(copy);
+  auto w = run("write --dir '" + wal + "' --records 10000 --record-size 500" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "it is a copy of segment \"000000010000000000000001\", which is still here"), w.err);
+  BOOST_TEST(contains(w.err, "move it out of the directory"), w.err);
+  BOOST_TEST((bytes_of(copy) == before));
+  fs::rename(copy, dir + "/kept");
+  auto again = run("write --dir '" + wal + "' --records 10" + k1MB);
+  BOOST_TEST(again.status == 0, again.err);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 3010);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

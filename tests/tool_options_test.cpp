@@ -455,4 +455,28 @@ BOOST_AUTO_TEST_CASE(BreakIt25_L_MessagesForOneByteAndAnUnresolvableAckLog) {
   BOOST_TEST(!fs::exists(dir + "/w"));
 }
 
+// Break-it round 28 M1: --record-size 16752640, the limit the refusal itself gave for 16 MB of
+// walseg.wal_buffers, was accepted and the writer waited for ring space forever (SIGTERM
+// could not stop it): the limit left out the page headers a record carries on every page.
+// The largest size now accepted is written and read back; one byte more is refused, exit 2.
+BOOST_AUTO_TEST_CASE(BreakIt28_M1_TheLargestRecordAcceptedIsWrittenAndOneMoreIsRefused) {
+  const std::string wal = dir + "/wal";
+  auto old_limit = run("write --dir '" + wal + "' --records 1 --record-size 16752640");
+  BOOST_TEST(old_limit.status == 2, old_limit.err);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(old_limit.err, m, std::regex("a record takes at most ([0-9]+) bytes")),
+                     old_limit.err);
+  const std::uint64_t max = std::stoull(m[1]);
+  BOOST_TEST(max < 16752640u);
+  // Behind small records too, so that the large one starts mid-page.
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3 --record-size 100").status == 0);
+  auto at_max = run("write --dir '" + wal + "' --records 2 --record-size " + std::to_string(max));
+  BOOST_TEST(at_max.status == 0, at_max.err);
+  auto more = run("write --dir '" + wal + "' --records 1 --record-size " + std::to_string(max + 1));
+  BOOST_TEST(more.status == 2, more.err);
+  auto r = run("recover --dir '" + wal + "'");
+  BOOST_TEST(contains(r.out, "records: 5"), r.out);
+  BOOST_TEST(contains(r.out, "corruption: no"), r.out);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

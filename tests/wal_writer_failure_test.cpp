@@ -237,15 +237,18 @@ BOOST_AUTO_TEST_CASE(SegmentSwitchCannotOpenTheNextSegment_FlushThrowsAndTheWrit
 }
 
 BOOST_AUTO_TEST_CASE(Append_RecordLargerThanWalBuffers_EINVALNamingWalBuffersAndWriterStillUsable) {
-  // 256 kB ring: room for a payload of 256 kB less three pages. A record bigger than a
-  // segment (1 MB + 1) is refused before anything is inserted; one that fits still works.
+  // 256 kB ring: room for a payload of max_payload_bytes() (the ring less two pages, less a
+  // page header per page). A record bigger than a segment (1 MB + 1) is refused before
+  // anything is inserted; one that fits still works.
   auto wal = Wal::open(dir.path(), cfg);
   WalWriter& w = wal->writer();
   const Lsn before = w.insert_lsn();
   BOOST_CHECK_EXCEPTION(
       w.append(seq_payload(0, kSegBytes + 1)), Error,
       error_is(EINVAL, {"record of 1048577 bytes does not fit in walseg.wal_buffers (262144 bytes)"}));
-  const std::size_t max_payload = 256 * 1024 - 3 * kBlockBytes;
+  const std::size_t max_payload = WalWriter::max_payload_bytes(cfg);
+  BOOST_TEST(max_payload == (256 * 1024 / kBlockBytes - 2) * (kBlockBytes - kLongPageHeaderBytes) -
+                                kRecordHeaderBytes - kDataHeaderLongBytes);
   BOOST_CHECK_EXCEPTION(w.append(seq_payload(0, max_payload + 1)), Error,
                         error_is(EINVAL, {"does not fit in walseg.wal_buffers"}));
   BOOST_TEST(w.insert_lsn() == before);

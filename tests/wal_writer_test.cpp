@@ -387,6 +387,34 @@ BOOST_AUTO_TEST_CASE(RingFull_ManyRecordsWithoutFlush_AppendsWriteOutAndOneFlush
   a.check_read_back(dir.path(), cfg);
 }
 
+// Break-it round 28 M1: max_payload_bytes() was the ring less three pages, but a record
+// carries a page header on every page it continues into: in rings of about a thousand pages
+// and more, a payload of that size never fit and append() waited for space forever. The
+// largest payload must go in whatever the ring's size and the record's offset in its page.
+BOOST_AUTO_TEST_CASE(RingFull_TheLargestPayloadGoesInAtAnyOffsetInAnyRing) {
+  for (const std::uint64_t pages : {4u, 6u, 40u, 1100u}) {
+    BOOST_TEST_CONTEXT(pages << " pages") {
+      walseg_test::FreshDirFixture fresh;
+      cfg.wal_buffers_bytes = pages * kBlockBytes;
+      const std::uint64_t max = WalWriter::max_payload_bytes(cfg);
+      BOOST_TEST_REQUIRE(max > 0u);
+      Appended a;
+      {
+        auto wal = Wal::open(fresh.dir.path(), cfg);
+        WalWriter& w = wal->writer();
+        for (int k = 0; k < 3; ++k) {
+          a.add(w, 100 + 3000 * k);  // the large one then starts at another offset in its page
+          a.add(w, max);
+        }
+        w.flush(a.ends.back());
+        std::vector<std::byte> more(max + 1);
+        BOOST_CHECK_THROW(w.append(more), Error);
+      }
+      a.check_read_back(fresh.dir.path(), cfg);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(GroupCommit_EightThreadsAppendAndFlush_AllReadBackWithFewerSyncsThanCommits) {
   constexpr int kThreads = 8;
   constexpr std::uint64_t kPerThread = 150;

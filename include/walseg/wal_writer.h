@@ -100,12 +100,18 @@ class WalWriter {
   WalWriter(const WalWriter&) = delete;
   WalWriter& operator=(const WalWriter&) = delete;
 
-  /// The largest payload append() takes under `config`, in bytes: walseg.wal_buffers less
-  /// three pages (the record's header and page headers must fit beside it in the ring). For
+  /// The largest payload append() takes under `config`, in bytes: what fits in the ring's
+  /// pages less two (the page the record starts in, part-used, and one to spare), each less
+  /// a long page header, after the record's headers. Every page a record continues into
+  /// carries a page header, so a ring less three whole pages was too much for large rings
+  /// (break-it round 28 M1: 16 MB records in a 16 MB ring waited for space forever). For
   /// callers that refuse a size before they open anything.
   static std::uint64_t max_payload_bytes(const Config& config) {
     const std::uint64_t pages = config.wal_buffers_bytes / config.block_size_bytes;
-    return pages > 3 ? (pages - 3) * config.block_size_bytes : 0;
+    const std::uint64_t headers = kRecordHeaderBytes + kDataHeaderLongBytes;
+    if (pages <= 2 || config.block_size_bytes <= kLongPageHeaderBytes) return 0;
+    const std::uint64_t room = (pages - 2) * (config.block_size_bytes - kLongPageHeaderBytes);
+    return room > headers ? room - headers : 0;
   }
 
   /// Appends one record with `payload` (at most max_payload_bytes()) and xl_info

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -167,6 +168,47 @@ struct Scanner {
     ScannedSegment s{sn, size, ready};
     if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
     else report.short_segments.push_back(s);
+  }
+
+  // A segment holding an earlier segment's WAL is one walseg recycled: it renames the
+  // earlier one, so that name is gone. Where the earlier segment is still here under its own
+  // name, the file is someone's copy of it (break-it round 28 H2: `cp` of segment 1 to a
+  // future name was taken for a recycled segment and written into). Nothing is lost by moving
+  // it out: the segment it copies is still here.
+  void copies_of_live_segments() {
+    std::set<std::pair<TimeLineId, SegNo>> here;
+    for (const auto* list : {&report.segments, &report.short_segments})
+      for (const ScannedSegment& x : *list) here.emplace(x.name.timeline, x.name.segno);
+    for (auto* list : {&report.segments, &report.short_segments}) {
+      std::vector<ScannedSegment> kept;
+      for (const ScannedSegment& x : *list) {
+        const std::string name = segment_file_name(x.name.timeline, x.name.segno, control.segment_size_bytes);
+        std::optional<SegNo> holds;
+        if (!x.ready) {
+          try {
+            File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+            std::array<std::byte, kLongPageHeaderBytes> b{};
+            if (f.pread(b.data(), b.size(), 0) == b.size())
+              holds = decode_page_header(b.data()).page_addr / control.segment_size_bytes;
+          } catch (const Error&) {
+            // unreadable now: the writer's own checks see to it
+          }
+        }
+        if (holds && *holds != x.name.segno && here.count({x.name.timeline, *holds}) != 0) {
+          const std::string why = fmt::format(
+              "it is a copy of segment \"{}\", which is still here: it holds that segment's WAL, and walseg "
+              "recycles a segment by renaming it, so this file is not one it made",
+              segment_file_name(x.name.timeline, *holds, control.segment_size_bytes));
+          report.foreign.push_back(ForeignFile{name, x.name, why, ""});
+          log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make it "
+                                          "for this WAL: {}",
+                                          dir.path_of(name), why));
+          continue;
+        }
+        kept.push_back(x);
+      }
+      *list = std::move(kept);
+    }
   }
 
   void foreign(const std::string& name, std::optional<SegmentName> sn, const std::string& why,
@@ -435,6 +477,7 @@ ScanReport survey_wal_directory(const Directory& dir, const WalControl& control,
                                 bool lock_existed) {
   Scanner s{dir, control, append_mode, control_is_new, earlier_writer_pids, lock_existed, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
+  s.copies_of_live_segments();
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };
   std::sort(s.report.segments.begin(), s.report.segments.end(), by_name);
   std::sort(s.report.short_segments.begin(), s.report.short_segments.end(), by_name);

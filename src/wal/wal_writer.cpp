@@ -192,8 +192,16 @@ Lsn WalWriter::append(std::span<const std::byte> payload, std::uint8_t info) {
   Lsn start = 0;
   // Others may append while this one writes pages out: re-check for the current position.
   for (Lsn end = reserve_record(params_, insert_, payload.size(), &start); !has_space_locked(end);
-       end = reserve_record(params_, insert_, payload.size(), &start))
+       end = reserve_record(params_, insert_, payload.size(), &start)) {
+    // Everything inserted is written out and the record still does not fit: no write-out can
+    // make room, so waiting would never end (break-it round 28 M1 spun here for good).
+    if (written_.load() >= insert_)
+      throw make_error(EINVAL, "append", mgr_.directory().path(),
+                       fmt::format("record of {} bytes does not fit in walseg.wal_buffers ({} bytes) with its page "
+                                   "headers",
+                                   payload.size(), cfg_.wal_buffers_bytes));
     make_space_locked(ilk);
+  }
   WalSink sink = [this, bs](Lsn lsn, const std::byte* data, std::size_t len) {
     std::byte* page = slot(lsn - lsn % bs);
     if (lsn % bs == 0) std::memset(page, 0, bs);  // a new page: no bytes of its slot's last use

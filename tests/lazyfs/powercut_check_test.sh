@@ -5,7 +5,8 @@
 #     L1: the checker read timeline 1 and called every record lost);
 #   - records too short to carry the whole tag (--record-size 8) are matched by their end LSN
 #     and tag prefix: nothing lost or stale (round 15 L2: every one was "stale", every ack lost);
-#   - a last ack line cut short (no newline) is no acknowledgement (round 24 L2);
+#   - a last ack line cut short (no newline) is no acknowledgement (round 24 L2), nor is one a
+#     later run's start line was appended to (round 28 L2);
 #   - the checker can fail: with a segment holding WAL removed, acknowledged records are lost;
 #   - --lsns writes only a new file (an existing one, a segment among them, stays as it was).
 #
@@ -56,6 +57,15 @@ cp "$WORK/t2.ack" "$WORK/torn.ack"
 grep '^ack ' "$WORK/t2.ack" | tail -n 1 | awk '{ printf "%s %s %s %s", $1, $2, $3, substr($4, 1, length($4) - 1) }' \
   >> "$WORK/torn.ack"
 expect "a torn last ack line" 0 '^records 300, acknowledged 300, lost 0, stale 0, end' -- --dir "$T2" --ack-log "$WORK/torn.ack"
+
+# A run that starts after such a line appends its start line to it (write accepts the log):
+# the remains are no acknowledgement, the new run's are (break-it round 28 L2: "ack before its
+# start line").
+"$WALSEG" write --dir "$T2" --records 20 --record-size 8kB --ack-log "$WORK/torn.ack" "${K1MB[@]}" >/dev/null 2>&1 ||
+  { echo "FAILED: write after a torn ack line"; exit 1; }
+grep -q '[0-9]start ' "$WORK/torn.ack" || { echo "FAILED: no start line appended to the torn line"; FAIL=1; }
+expect "a start line after a torn line" 0 '^records 320, acknowledged 320, lost 0, stale 0, end' -- --dir "$T2" \
+  --ack-log "$WORK/torn.ack"
 
 # The checker fails when acknowledged records are gone: segment 2 of the timeline-2 WAL
 # (0/200000 to 0/300000, inside the 300 records' 2.4 MB from 0/100000) removed.
