@@ -1109,6 +1109,8 @@ BOOST_AUTO_TEST_CASE(BreakIt28_H2_ACopyOfALiveSegmentAtAFutureNameIsNotTakenForA
   const std::string copy = wal + "/000000010000000000000009";
   BOOST_TEST_REQUIRE(std::system(("cp '" + wal + "/000000010000000000000001' '" + copy + "'").c_str()) == 0);
   const std::string before = bytes_of(copy);
+  auto l = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(l.out, "not walseg's: a copy of segment 000000010000000000000001, which is still here"), l.out);
   auto w = run("write --dir '" + wal + "' --records 10000 --record-size 500" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "it is a copy of segment \"000000010000000000000001\", which is still here"), w.err);

@@ -149,6 +149,14 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
     f.pread(b, sizeof b, 0);
     const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);
     const Lsn addr = decode_page_header(b).page_addr;
+    // The writer's rule (dir_scan.cpp, break-it round 28 H2): walseg recycles by renaming, so
+    // while the segment whose WAL it holds is still here, this is someone's copy of it.
+    const std::string copied = segment_file_name(info.timeline, addr / c.segment_size_bytes, c.segment_size_bytes);
+    struct stat there{};
+    if (addr != own && ::fstatat(dir.fd(), copied.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(there.st_mode))
+      return fmt::format("not walseg's: a copy of segment {}, which is still here (a writer refuses the directory "
+                         "until it is moved out; nothing is lost by that)",
+                         copied);
     what += addr == own ? ", holds WAL" : fmt::format(", recycled (holds WAL of {} from an earlier life)", format_lsn(addr));
   }
   // Short in a full-size WAL: cut (a truncate, a partial copy or restore), which a writer
