@@ -5,6 +5,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "tool_test_util.h"
@@ -195,6 +196,15 @@ BOOST_AUTO_TEST_CASE(AtTheLastSegmentNumber_TheRefusalSuggestsNoNumberPastIt) {
   BOOST_TEST(r.status == 1, r.err);
   BOOST_TEST(!contains(r.err, "--start 17592186044416"), r.err);
   BOOST_TEST(contains(r.err, "no later segment number exists with 1MB segments (the last is 17592186044415): use a later --timeline"), r.err);
+  // Break-it round 28 L1: the numbers between the WAL and the last one are still free, and a
+  // refused --start 1 said to use a later timeline instead of naming them.
+  auto low = run("create --dir '" + dir + "/wal' --start 1 --count 2 " + k1MB);
+  BOOST_TEST(low.status == 1, low.err);
+  std::smatch m;
+  BOOST_TEST_REQUIRE(std::regex_search(low.err, m, std::regex("use --start ([0-9]+) or higher")), low.err);
+  BOOST_TEST(std::stoull(m[1]) < 10u, low.err);
+  auto followed = run("create --dir '" + dir + "/wal' --start " + m[1].str() + " --count 2 " + k1MB);
+  BOOST_TEST(followed.status == 0, followed.err);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <system_error>
 
@@ -68,13 +69,20 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
                                  "segments in a new directory",
                                  to_string(m.config().init_method), a.dir, kControlFileName,
                                  to_string(m.config().init_method)));
-  // What to suggest: past the WAL and past every name of this timeline already taken, so that
-  // following the advice never meets the next refusal.
-  std::optional<SegNo> highest;
+  // What to suggest: past the WAL, the first --count numbers of this timeline none of whose
+  // names is taken, so that following the advice never meets the next refusal (and a name
+  // taken far ahead, the last number itself, does not rule out the free ones between: break-it
+  // round 28 L1 was told to use a later timeline).
+  std::set<SegNo> taken;
   for (const auto& e : m.directory().list())
-    if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline)
-      highest = std::max(highest.value_or(0), n->segno);
-  auto suggestion = [&](SegNo first_free) { return highest ? std::max(first_free, *highest + 1) : first_free; };
+    if (auto n = parse_segment_file_name(e.name, segment_size); n && n->timeline == a.timeline) taken.insert(n->segno);
+  auto suggestion = [&](SegNo first_free) {
+    SegNo n = first_free;
+    for (auto it = taken.lower_bound(n); it != taken.end() && *it - n < static_cast<SegNo>(a.count);
+         it = taken.lower_bound(n))
+      n = *it + 1;
+    return n;
+  };
   // Never a number that is itself refused (break-it round 19: after the last segment number,
   // "use --start 17592186044416" named one past it).
   const SegNo last_segno = UINT64_MAX / segment_size;
@@ -133,7 +141,7 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
     throw make_error(EEXIST, "create", m.directory().path_of(name),
                      fmt::format("segment \"{}\" already exists in \"{}\"; nothing was created or replaced. "
                                  "Segments of timeline {} go up to {}: {}",
-                                 name, a.dir, a.timeline, *highest, use_start(a.start, " for new ones after them")));
+                                 name, a.dir, a.timeline, *taken.rbegin(), use_start(a.start, ", the first free from there")));
   }
 }
 
