@@ -1122,4 +1122,43 @@ BOOST_AUTO_TEST_CASE(BreakIt28_H2_ACopyOfALiveSegmentAtAFutureNameIsNotTakenForA
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 3010);
 }
 
+// Break-it round 29 H1: a copy of a preallocated segment (its ready stamp, with or without a
+// user's bytes after it) at a later segment's name was taken for a preallocated segment and
+// written into. The stamp names its segment as a page header does: with that segment still
+// here, the file is someone's copy, as for copies that hold WAL (round 28 H2).
+// Round 29 H2: a `cp -a` copy of walseg.control at walseg.control.tmp (born after its own
+// mtime) was removed as a leftover.
+BOOST_AUTO_TEST_CASE(BreakIt29_CopiesOfAReadySegmentOrOfTheControlFileAreLeftAlone) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 500 --record-size 1000" + k1MB).status == 0);
+  const std::string ready = wal + "/000000010000000000000002";
+  BOOST_TEST_REQUIRE(contains(run("ls --dir '" + wal + "'").out, "000000010000000000000002"));
+  const std::string copy = wal + "/000000010000000000000006", made = wal + "/000000010000000000000007";
+  BOOST_TEST_REQUIRE(std::system(("cp -a '" + ready + "' '" + copy + "'").c_str()) == 0);
+  std::string head = bytes_of(ready).substr(0, 44);
+  std::string user = head;
+  while (user.size() < 1024 * 1024) user += "user data\n";
+  user.resize(1024 * 1024);
+  put_as_walseg_would(made, user);
+  const std::string copy_before = bytes_of(copy);
+  auto l = run("ls --dir '" + wal + "'");
+  BOOST_TEST(contains(l.out, "a copy of segment 000000010000000000000002, which is still here"), l.out);
+  auto w = run("write --dir '" + wal + "' --records 7000 --record-size 1000" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "it holds that segment's ready stamp"), w.err);
+  BOOST_TEST((bytes_of(copy) == copy_before));
+  BOOST_TEST((bytes_of(made) == user));
+  fs::rename(copy, dir + "/kept6");
+  fs::rename(made, dir + "/kept7");
+  BOOST_TEST(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 510);
+  // The control file, copied with its times kept.
+  BOOST_TEST_REQUIRE(std::system(("cp -a '" + wal + "/walseg.control' '" + wal + "/walseg.control.tmp'").c_str()) == 0);
+  const std::string control_copy = bytes_of(wal + "/walseg.control.tmp");
+  auto c = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(c.status == 1, c.err);
+  BOOST_TEST(contains(c.err, "a copy that kept its times"), c.err);
+  BOOST_TEST((bytes_of(wal + "/walseg.control.tmp") == control_copy));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -141,26 +141,25 @@ std::string describe_without_control(const Directory& dir, const std::string& na
 std::string describe_ours(const Directory& dir, const std::string& name, const WalFileInfo& info,
                           std::uint64_t size, bool ready, const WalControl& c) {
   std::string what = "segment of this WAL";
-  if (ready) {
+  File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  std::byte b[kLongPageHeaderBytes] = {};
+  const bool whole_header = f.pread(b, sizeof b, 0) == sizeof b;
+  const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);
+  const Lsn addr = decode_page_header(b).page_addr;
+  // The writer's rule (dir_scan.cpp, break-it rounds 28 H2 and 29 H1): walseg recycles by
+  // renaming, so while the segment whose WAL or ready stamp it holds is still here, this is
+  // someone's copy of it.
+  const std::string copied = segment_file_name(info.timeline, addr / c.segment_size_bytes, c.segment_size_bytes);
+  struct stat there{};
+  if (whole_header && addr != own && ::fstatat(dir.fd(), copied.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISREG(there.st_mode))
+    return fmt::format("not walseg's: a copy of segment {}, which is still here (a writer refuses the directory "
+                       "until it is moved out; nothing is lost by that)",
+                       copied);
+  if (ready)
     what += ", preallocated, not yet written";
-  } else {
-    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    std::byte b[kLongPageHeaderBytes] = {};
-    f.pread(b, sizeof b, 0);
-    const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);
-    const Lsn addr = decode_page_header(b).page_addr;
-    // The writer's rule (dir_scan.cpp, break-it round 28 H2): walseg recycles by renaming, so
-    // while the segment whose WAL it holds is still here, this is someone's copy of it.
-    const std::string copied = segment_file_name(info.timeline, addr / c.segment_size_bytes, c.segment_size_bytes);
-    struct stat there{};
-    if (addr != own && ::fstatat(dir.fd(), copied.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(there.st_mode))
-      return fmt::format("not walseg's: a copy of segment {}, which is still here (a writer refuses the directory "
-                         "until it is moved out; nothing is lost by that)",
-                         copied);
+  else
     what += addr == own ? ", holds WAL" : fmt::format(", recycled (holds WAL of {} from an earlier life)", format_lsn(addr));
-  }
-  // Short in a full-size WAL: cut (a truncate, a partial copy or restore), which a writer
-  // refuses (round 25 L: ls called it "append mode").
   if (size < c.segment_size_bytes)
     what += c.append_mode ? fmt::format(", append mode: {} bytes", size)
                           : fmt::format(", cut short: {} of {} bytes (this WAL's segments are full size; a writer "

@@ -170,7 +170,7 @@ struct Scanner {
     else report.short_segments.push_back(s);
   }
 
-  // A segment holding an earlier segment's WAL is one walseg recycled: it renames the
+  // A segment holding an earlier segment's WAL (or ready stamp) is one walseg recycled: it renames the
   // earlier one, so that name is gone. Where the earlier segment is still here under its own
   // name, the file is someone's copy of it (break-it round 28 H2: `cp` of segment 1 to a
   // future name was taken for a recycled segment and written into). Nothing is lost by moving
@@ -184,7 +184,7 @@ struct Scanner {
       for (const ScannedSegment& x : *list) {
         const std::string name = segment_file_name(x.name.timeline, x.name.segno, control.segment_size_bytes);
         std::optional<SegNo> holds;
-        if (!x.ready) {
+        {
           try {
             File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
             std::array<std::byte, kLongPageHeaderBytes> b{};
@@ -195,10 +195,14 @@ struct Scanner {
           }
         }
         if (holds && *holds != x.name.segno && here.count({x.name.timeline, *holds}) != 0) {
+          // A ready stamp names its segment too (break-it round 29 H1: a copy of a preallocated
+          // segment's stamp, at another name, with or without a user's bytes after it, was
+          // taken for a preallocated segment and written into).
           const std::string why = fmt::format(
-              "it is a copy of segment \"{}\", which is still here: it holds that segment's WAL, and walseg "
+              "it is a copy of segment \"{}\", which is still here: it holds that segment's {}, and walseg "
               "recycles a segment by renaming it, so this file is not one it made",
-              segment_file_name(x.name.timeline, *holds, control.segment_size_bytes));
+              segment_file_name(x.name.timeline, *holds, control.segment_size_bytes),
+              x.ready ? "ready stamp" : "WAL");
           report.foreign.push_back(ForeignFile{name, x.name, why, ""});
           log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make it "
                                           "for this WAL: {}",

@@ -83,6 +83,12 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
   // Its bytes alone are anyone's to copy: a user's 0644 copy of this WAL's control file was
   // removed (break-it round 23 H2).
   if (auto why = not_made_as_walseg_makes_files(st)) return fmt::format("it is a file {}", *why);
+  // A copy that kept its times (cp -a, rsync -t, tar), as for xlogtemp files (dir_scan.cpp):
+  // walseg's own files are never born after their mtime (break-it round 29 H2: a `cp -a` of
+  // walseg.control to this name was removed).
+  if (made_files::born_after_its_mtime(dir.fd(), kControlTempFileName))
+    return std::string("it was born after its last change: a copy that kept its times (cp -a, rsync -t, tar), not a "
+                       "file walseg made here");
   if (static_cast<std::uint64_t>(st.st_size) > kControlFileBytes)
     return fmt::format("it is {} bytes, larger than a control file", st.st_size);
   std::array<std::byte, kControlFileBytes> buf{};
