@@ -644,6 +644,22 @@ BOOST_AUTO_TEST_CASE(AWriterKilledBeforeItsCleanUp_LeavesTheEarlierCrashsLeftove
 
 namespace {
 
+// `walseg ARGS` run as user nobody in `home` (made here, nobody's), from a copy of the tool
+// nobody may execute: a fresh clone may sit in a 0700 mktemp directory (the CI run of 5df0ef7
+// failed so). Empty where no other user can be had (not root, or no runuser).
+std::function<ToolTest::Result(const std::string&)> as_nobody(const ToolTest& t, const std::string& home) {
+  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null") != 0) return {};
+  BOOST_REQUIRE(::chmod(t.dir.c_str(), 0711) == 0);
+  fs::create_directories(home);
+  BOOST_REQUIRE(::chown(home.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
+  const std::string tool = t.dir + "/walseg-copy";
+  fs::copy_file(tool_path(), tool, fs::copy_options::overwrite_existing);
+  BOOST_REQUIRE(::chmod(tool.c_str(), 0755) == 0);
+  return [&t, home, tool](const std::string& args) {
+    return t.run("--version >/dev/null; cd '" + home + "' && runuser -u nobody -- '" + tool + "' " + args);
+  };
+}
+
 std::string bytes_of(const std::string& p) {
   std::ostringstream o;
   o << std::ifstream(p, std::ios::binary).rdbuf();
@@ -928,18 +944,9 @@ BOOST_AUTO_TEST_CASE(BreakIt25_H2_ASegmentOfThisWalIsNeverAdvisedOutOfTheDirecto
 // out of the directory" (the check of its first page failed, and with it the advice), and
 // following that lost acknowledged records; "chmod u+w" on a 0000 file left it unreadable.
 BOOST_AUTO_TEST_CASE(BreakIt26_H1_ASegmentItsUserCannotReadIsNeverAdvisedOut) {
-  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null") != 0) return;  // needs another user
-  BOOST_REQUIRE(::chmod(dir.c_str(), 0711) == 0);
   const std::string home = dir + "/u", wal = home + "/wal";
-  fs::create_directories(home);
-  BOOST_REQUIRE(::chown(home.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
-  // A copy of the tool where nobody may run it: the checkout may be in a 0700 directory.
-  const std::string tool = dir + "/walseg-copy";
-  fs::copy_file(tool_path(), tool);
-  BOOST_REQUIRE(::chmod(tool.c_str(), 0755) == 0);
-  auto nobody = [&](const std::string& args) {
-    return run("--version >/dev/null; cd '" + home + "' && runuser -u nobody -- '" + tool + "' " + args);
-  };
+  const auto nobody = as_nobody(*this, home);
+  if (!nobody) return;  // needs another user
   BOOST_TEST_REQUIRE(nobody("write --dir wal --records 200 --record-size 8kB" + k1MB).status == 0);
   const std::string seg = wal + "/000000010000000000000001";
   BOOST_REQUIRE(::chmod(seg.c_str(), 0000) == 0);
@@ -1077,17 +1084,9 @@ BOOST_AUTO_TEST_CASE(BreakIt27_H2_AnEarlierControlFileCopiedToTheTempNameIsABack
 // Break-it round 25 (LOW): a writer refused by another user's walseg.lock said only
 // "Permission denied"; it now says whose the file is and to run walseg as that user.
 BOOST_AUTO_TEST_CASE(BreakIt25_L_AnotherUsersLockFileIsNamedWithItsOwner) {
-  if (::geteuid() != 0 || std::system("command -v runuser >/dev/null") != 0) return;  // needs another user
-  BOOST_REQUIRE(::chmod(dir.c_str(), 0711) == 0);
   const std::string home = dir + "/u", wal = home + "/wal";
-  fs::create_directories(home);
-  BOOST_REQUIRE(::chown(home.c_str(), 65534, static_cast<gid_t>(-1)) == 0);
-  const std::string tool = dir + "/walseg-copy";  // where nobody may run it (see BreakIt26_H1)
-  fs::copy_file(tool_path(), tool);
-  BOOST_REQUIRE(::chmod(tool.c_str(), 0755) == 0);
-  auto nobody = [&](const std::string& args) {
-    return run("--version >/dev/null; cd '" + home + "' && runuser -u nobody -- '" + tool + "' " + args);
-  };
+  const auto nobody = as_nobody(*this, home);
+  if (!nobody) return;  // needs another user
   BOOST_TEST_REQUIRE(nobody("write --dir wal --records 20" + k1MB).status == 0);
   BOOST_REQUIRE(::chown((wal + "/walseg.lock").c_str(), 0, static_cast<gid_t>(-1)) == 0);
   auto w = nobody("write --dir wal --records 1" + k1MB);
