@@ -1160,4 +1160,34 @@ BOOST_AUTO_TEST_CASE(BreakIt29_CopiesOfAReadySegmentOrOfTheControlFileAreLeftAlo
   BOOST_TEST((bytes_of(wal + "/walseg.control.tmp") == control_copy));
 }
 
+// Break-it round 30 H1: a line appended to a segment walseg made for appends (its ready stamp
+// alone, 44 bytes) was written over by the next `write`: walseg writes a segment's first page
+// over its stamp, so bytes after the stamp are someone's. And a full-size opening said the file
+// "was replaced since the directory was scanned", then refused the WAL as "truncated or only
+// partly copied".
+BOOST_AUTO_TEST_CASE(BreakIt30_H1_BytesAppendedToAnAppendModeSegmentAreNotWrittenOver) {
+  const std::string wal = dir + "/wal";
+  const std::string none = k1MB + " -c walseg.init_method=none -c walseg.prealloc_segments=2";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 1500 --record-size 1000" + none).status == 0);
+  const std::string ready = wal + "/000000010000000000000003";
+  BOOST_TEST_REQUIRE(fs::file_size(ready) < 100);
+  std::ofstream(ready, std::ios::binary | std::ios::app) << "a user's line\n";
+  const std::string before = bytes_of(ready);
+  for (const std::string& how : {none, k1MB}) {
+    auto w = run("write --dir '" + wal + "' --records 1500 --record-size 1000" + how);
+    BOOST_TEST(w.status == 1, w.err);
+    BOOST_TEST(contains(w.err, "file \"" + ready + "\" has the name of a segment"), w.err);
+    BOOST_TEST(contains(w.err, "it carries walseg's ready stamp"), w.err);
+    BOOST_TEST(contains(w.err, "bytes other than zeros follow the stamp, from offset 44"), w.err);
+    BOOST_TEST(contains(w.err, "move it out of the directory"), w.err);
+    BOOST_TEST(!contains(w.err, "replaced since"), w.err);
+    BOOST_TEST(!contains(w.err, "truncated or only partly copied"), w.err);
+    BOOST_TEST((bytes_of(ready) == before));
+  }
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "bytes other than zeros follow the stamp"));
+  fs::rename(ready, dir + "/kept");
+  BOOST_TEST(run("write --dir '" + wal + "' --records 10" + none).status == 0);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 1510);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "walseg/segment_name.h"
@@ -121,4 +122,65 @@ BOOST_FIXTURE_TEST_CASE(the_current_segment_removed_fails_the_next_commit, WalWr
     return std::string(e.what()).find("no commit after the removal was acknowledged") != std::string::npos;
   });
   BOOST_CHECK_THROW(w.flush(a.add(w, 10)), Error);  // final, as every write error
+}
+
+namespace {
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// Segment 3 is ready, not yet opened early; `change` alters what is under its name; then the
+/// writer commits into segment 3. No commit into it may be acknowledged, and the file under the
+/// name must be left exactly as `change` left it.
+void change_a_ready_segment(WalWriterFixture& f, const std::function<void(const std::string&)>& change) {
+  f.cfg.prealloc_segments = 2;
+  auto wal = Wal::open(f.dir.path(), f.cfg);
+  WalWriter& w = wal->writer();
+  Appended a;
+  BOOST_REQUIRE(wal->manager().wait_ready(2, std::chrono::seconds(30)) >= 2);
+  commit_past(w, a, lsn_of_segment(2, 4096, kSegBytes));
+  const std::string path = f.dir / name_of(3);
+  BOOST_REQUIRE(std::filesystem::exists(path));
+  BOOST_REQUIRE(!open_here(path));
+  change(path);
+  const std::string changed = file_bytes(path);
+  Lsn last_acked = a.ends.back();
+  BOOST_TEST(commits_fail_before(w, a, lsn_of_segment(4, 0, kSegBytes), &last_acked),
+             "every commit into segment 3 was acknowledged");
+  BOOST_TEST(last_acked <= lsn_of_segment(3, 0, kSegBytes));
+  BOOST_TEST((file_bytes(path) == changed), "the writer wrote into the file under segment 3's name");
+  check_acknowledged_read_back(f.dir.path(), f.cfg, a, last_acked);
+}
+
+}  // namespace
+
+// Break-it round 30 H2: a copy of a preallocated segment (its ready stamp and zeros), changed
+// past its first page and moved onto the segment's name while the writer ran, carries the
+// stamp the writer checked, and was written into. The writer now writes only into the file
+// the manager made (its device, inode and birth), whatever it holds.
+BOOST_FIXTURE_TEST_CASE(a_copy_moved_onto_a_ready_segment_is_not_written_into, WalWriterFixture) {
+  change_a_ready_segment(*this, [&](const std::string& path) {
+    const std::string copy = dir / "copy.tmp";
+    std::string b = file_bytes(path);
+    BOOST_REQUIRE(b.size() == kSegBytes);
+    const std::string mine = "a user's bytes, past the first page";
+    b.replace(300000, mine.size(), mine);
+    std::ofstream(copy, std::ios::binary) << b;
+    BOOST_REQUIRE(std::rename(copy.c_str(), path.c_str()) == 0);
+  });
+}
+
+// Break-it round 30 H1: bytes appended to a segment made for appends (its ready stamp alone)
+// were overwritten by the writer. Nothing but the stamp is in such a segment until walseg
+// writes its first page over it, so bytes after the stamp are someone's.
+BOOST_FIXTURE_TEST_CASE(bytes_appended_to_a_ready_append_mode_segment_are_not_written_over, WalWriterFixture) {
+  cfg.init_method = InitMethod::kNone;
+  change_a_ready_segment(*this, [&](const std::string& path) {
+    BOOST_REQUIRE(std::filesystem::file_size(path) < 4096);
+    std::ofstream(path, std::ios::binary | std::ios::app) << "a user's line\n";
+  });
 }

@@ -38,6 +38,7 @@
 
 #include "walseg/directory.h"
 #include "walseg/file.h"
+#include "walseg/file_identity.h"
 #include "walseg/segment_name.h"
 #include "walseg/wal_format.h"
 
@@ -52,6 +53,7 @@ struct ScannedSegment {
   SegmentName name;
   std::uint64_t size_bytes = 0;
   bool ready = false;  ///< carries a ready stamp: made by walseg and never written since
+  FileIdentity file;   ///< the file found under the name
 };
 
 /// A segment-named entry walseg did not make for this WAL.
@@ -85,8 +87,9 @@ std::optional<std::string> foreign_reason(const Directory& dir, const std::strin
 
 /// The same for an open file `f` (read with pread, so not an O_DIRECT descriptor), by what it
 /// is now: a regular file of one name (a hard link would make walseg's writes change another
-/// name's file too), at most a segment's size, whose first bytes are this WAL's ready stamp or
-/// long page header. For a writer about to write into a segment it was handed: the name may
+/// name's file too), at most a segment's size, whose first bytes are this WAL's long page
+/// header, or its ready stamp followed by zeros to 4 kB or the end (bytes after a stamp are
+/// someone's: walseg's first write into a segment covers its stamp). For a writer about to write into a segment it was handed: the name may
 /// have been replaced or linked since the scan. Throws walseg::Error for stat/read errors.
 std::optional<std::string> foreign_reason(File& f, const WalControl& control, bool* ready);
 

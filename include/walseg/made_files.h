@@ -48,6 +48,8 @@ bool same_file(const Mark& made_as, const Mark& now) noexcept;
 /// The mark of `name` in `dirfd` (not following a link); for the generation a regular file
 /// is opened read-only. Never throws: unknown parts are -1.
 Mark mark_of(int dirfd, const std::string& name) noexcept;
+/// The mark of the file open on `fd`. Never throws: unknown parts are -1.
+Mark mark_of_fd(int fd) noexcept;
 
 /// Turns tracking on. Files made before are not known.
 void start();

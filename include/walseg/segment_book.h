@@ -5,8 +5,9 @@
 // directory scan, under its DirLock, and keeps it under its mutex.
 //
 //   ready        complete segments of the current timeline, each with whether it was recycled
-//                (holds an earlier segment's WAL, which must never be read as records) and whether it is zeroed (made
-//                by this manager with a method that leaves zeros and not handed out since);
+//                (holds an earlier segment's WAL, which must never be read as records), whether it is zeroed (made
+//                by this manager with a method that leaves zeros and not handed out since), and
+//                which file it is (made, recycled or found as that file: the writer writes into no other);
 //   in progress  segment numbers being created or recycled into, on the current timeline;
 //   others       segments of other timelines: never handed out, retired like old ones.
 //
@@ -19,6 +20,7 @@
 #include <set>
 #include <vector>
 
+#include "walseg/file_identity.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
@@ -28,6 +30,7 @@ class SegmentBook {
   struct Entry {
     bool recycled = false;
     bool zeroed = false;
+    FileIdentity file;  ///< unknown where the books lost it (a put_back, a timeline switch)
   };
 
   explicit SegmentBook(TimeLineId timeline = 1) : timeline_(timeline) {}

@@ -49,6 +49,7 @@
 
 #include "walseg/allocator.h"
 #include "walseg/directory.h"
+#include "walseg/file_identity.h"
 
 namespace walseg {
 
@@ -66,6 +67,7 @@ struct CreateReport {
   AllocReport alloc;   ///< what the init method did (method used, allocation, syscalls)
   InstallTimes times;
   std::uint64_t syscalls = 0;  ///< all syscalls of the installation, fill included
+  FileIdentity file;           ///< the file installed under `name`
 };
 
 /// A fill that replaces allocate_file, for the bench's PostgreSQL reference rows. It receives

@@ -82,6 +82,9 @@ struct ReadySegment {
   /// may write just its new bytes, relying on zeros after them. False for recycled segments
   /// and for those found at open, which may hold bytes of an earlier life.
   bool zeroed = false;
+  /// The file the manager made, recycled or found under `name`: the writer writes into no other
+  /// (unknown where the manager's books lost it; the writer then checks the content alone).
+  FileIdentity file;
   bool stalled = false;        ///< the pool did not have it ready
   std::uint64_t wait_us = 0;   ///< time next_segment spent waiting or creating
 };

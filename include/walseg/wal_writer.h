@@ -159,7 +159,7 @@ class WalWriter {
   /// the first. Caller holds write_mu_.
   std::uint64_t direct_unit() const { return direct_unit_ != 0 ? direct_unit_ : memory_unit(); }
   /// Opens and checks it is still the segment walseg made; *identity gets its stat.
-  File open_segment(const std::string& name, struct stat* identity);
+  File open_segment(const ReadySegment& rs, struct stat* identity);
   File open_segment_file(const std::string& name);  // walseg.direct_io errors name the setting
   void open_next_early(SegNo segno);
   std::byte* slot(Lsn page_lsn);

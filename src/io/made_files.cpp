@@ -44,13 +44,14 @@ std::int64_t generation_of(int fd) {
   return static_cast<std::int64_t>(static_cast<std::uint32_t>(gen));
 }
 
-Mark mark_of_fd(int fd) {
+}  // namespace
+
+Mark mark_of_fd(int fd) noexcept {
   Mark m;
   m.born_ns = birth_ns(fd, "", AT_EMPTY_PATH);
   if (m.born_ns < 0) m.generation = generation_of(fd);
   return m;
 }
-}  // namespace
 
 bool same_file(const Mark& made_as, const Mark& now) noexcept {
   if (made_as.born_ns >= 0 || now.born_ns >= 0) return made_as.born_ns >= 0 && made_as.born_ns == now.born_ns;

@@ -51,6 +51,31 @@ std::string describe_first_bytes(const std::array<std::byte, kReadyStampBytes>& 
                      h.segment_size_bytes, h.block_size_bytes, c.segment_size_bytes, c.block_size_bytes);
 }
 
+// A segment walseg made and never wrote holds its ready stamp and zeros (an append-mode one, the
+// stamp alone): walseg's first write into it puts a page header over the stamp. Bytes after the
+// stamp in its first 4 kB, the unit a power cut keeps or loses together with the stamp, are
+// someone's (break-it round 30 H1: a user's line appended to an append-mode segment was
+// written over). Beyond that unit, walseg's own first page can follow a stamp a power cut
+// kept, so only the first unit is read: one pread per segment at the scan and at a hand-off.
+std::optional<std::string> bytes_after_the_stamp(File& f, std::uint64_t size) {
+  constexpr std::uint64_t kUnit = 4096;
+  std::array<std::byte, kUnit> b{};
+  const std::uint64_t want = std::min(size, kUnit);
+  std::uint64_t got = 0;
+  while (got < want) {
+    const std::size_t n = f.pread(b.data() + got, want - got, got);
+    if (n == 0) break;
+    got += n;
+  }
+  const auto first = std::find_if(b.begin() + kReadyStampBytes, b.begin() + static_cast<std::ptrdiff_t>(got),
+                                  [](std::byte x) { return x != std::byte{0}; });
+  if (first == b.begin() + static_cast<std::ptrdiff_t>(got)) return std::nullopt;
+  return fmt::format("it carries walseg's ready stamp (made by walseg and never written by it), but bytes other "
+                     "than zeros follow the stamp, from offset {}; walseg writes its first page over the stamp, so "
+                     "someone wrote into the file after walseg made it (it holds no record of this WAL)",
+                     first - b.begin());
+}
+
 // "it is a FIFO, not a regular file": what a DBA finds with ls -l.
 std::string not_regular(const struct stat& st) {
   const char* what = S_ISFIFO(st.st_mode)  ? "a FIFO"
@@ -164,8 +189,11 @@ struct Scanner {
     // remove, so the file must be its own to change, whatever it holds (break-it round 23 H1:
     // a 0444 copy of a segment, another user's, at a future name was recycled and written into).
     if (auto why = not_walsegs_to_change(st)) return foreign(name, sn, *why, st);
-    if (auto why = foreign_reason(dir, name, size, control, &ready)) return foreign(name, sn, *why, st);
-    ScannedSegment s{sn, size, ready};
+    // With a ready stamp it holds no record of this WAL: moving it out loses nothing, so
+    // there is nothing to give back.
+    if (auto why = foreign_reason(dir, name, size, control, &ready))
+      return foreign(name, sn, *why, ready ? std::nullopt : std::optional<struct stat>(st));
+    ScannedSegment s{sn, size, ready, identity_of(dir.fd(), name.c_str(), st)};
     if (size == control.segment_size_bytes || append_mode) report.segments.push_back(s);
     else report.short_segments.push_back(s);
   }
@@ -418,7 +446,7 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
                                              : "it is too short to carry a walseg page header or ready stamp";
     got += n;
   }
-  if (is_ours(b, control, ready)) return std::nullopt;
+  if (is_ours(b, control, ready)) return *ready ? bytes_after_the_stamp(f, size) : std::nullopt;
   std::string why = describe_first_bytes(b, control);
   // Case C33: a partial segment (a restore cut short, pg_receivewal's .partial renamed) is
   // told apart from a whole one by its size, so say both sizes.

@@ -30,10 +30,13 @@ void drop_cache(const Directory& dir, const std::string& name) {
 
 // The books say the file is ours, but they were made when the directory was opened; a file
 // put in its place since then by someone else must not be renamed or removed either.
-std::optional<std::string> no_longer_ours(const Directory& dir, const std::string& name, const WalControl& c) {
+// *file: the identity of the file under the name, which a recycled segment keeps.
+std::optional<std::string> no_longer_ours(const Directory& dir, const std::string& name, const WalControl& c,
+                                          FileIdentity* file) {
   struct stat st{};
   if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return std::nullopt;  // gone: unlink says so
   if (!S_ISREG(st.st_mode)) return "it is no longer a regular file";
+  *file = identity_of(dir.fd(), name.c_str(), st);
   if (auto why = not_walsegs_to_change(st)) return why;
   bool ready = false;
   return foreign_reason(dir, name, static_cast<std::uint64_t>(st.st_size), c, &ready);
@@ -45,7 +48,8 @@ std::optional<std::string> no_longer_ours(const Directory& dir, const std::strin
 // true if the directory needs an fsync for a removal. Called without mu_ held.
 bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
   const std::string old_name = segment_file_name(old.timeline, old.segno, cfg_.segment_size_bytes);
-  if (auto why = no_longer_ours(dir_, old_name, control())) {
+  FileIdentity file;
+  if (auto why = no_longer_ours(dir_, old_name, control(), &file)) {
     log(LogLevel::kWarning, fmt::format("leaving \"{}\" alone instead of retiring it: {}", dir_.path_of(old_name), *why));
     return false;
   }
@@ -93,7 +97,7 @@ bool SegmentManager::remove_or_recycle(const SegmentName& old, SegNo horizon) {
     std::lock_guard lk(mu_);
     book_.end(*target);
     // Under a timeline switched meanwhile the name is another timeline's: retired later.
-    book_.add(SegmentName{tli, *target}, SegmentBook::Entry{true, false});
+    book_.add(SegmentName{tli, *target}, SegmentBook::Entry{true, false, file});
     ++recycled_;
     recycle_.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     done_cv_.notify_all();

@@ -140,6 +140,7 @@ PreparedSegment PreparedSegment::prepare(Directory& dir, const std::string& fina
         throw file_error(errno, "change permissions of", f.path());
     }
     p.temp_stat_ = f.stat();
+    p.report_.file = identity_of_fd(f.fd());
     failpoint::hit("create.after_open");
     auto t = Clock::now();
     if (custom_fill) {

@@ -160,7 +160,7 @@ CreateReport SegmentManager::create(const Job& job, bool background, std::uint64
 
 void SegmentManager::record_created_locked(const Job& job, const CreateReport& r) {
   book_.end(job.segno);
-  book_.add(SegmentName{job.timeline, job.segno}, SegmentBook::Entry{false, makes_full_size_segments(r.alloc.used)});
+  book_.add(SegmentName{job.timeline, job.segno}, SegmentBook::Entry{false, makes_full_size_segments(r.alloc.used), r.file});
   ++created_by_method_[std::string(to_string(r.alloc.used))];
   create_.add(static_cast<double>(r.times.total_us));
   fill_.add(static_cast<double>(r.times.fill_us));
@@ -198,6 +198,7 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
     }
     seg.recycled = e->recycled;
     seg.zeroed = e->zeroed;
+    seg.file = e->file;
     seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
     if (waited) {
       seg.stalled = true;
@@ -222,7 +223,9 @@ ReadySegment SegmentManager::next_segment(SegNo segno) {
   lk.lock();
   record_created_locked(job, r);
   done_cv_.notify_all();
-  seg.zeroed = book_.take(segno).value_or(SegmentBook::Entry{}).zeroed;
+  const SegmentBook::Entry made = book_.take(segno).value_or(SegmentBook::Entry{});
+  seg.zeroed = made.zeroed;
+  seg.file = made.file;
   seg.stalled = true;
   seg.wait_us = static_cast<std::uint64_t>(micros(Clock::now() - t0));
   ++stalls_;
@@ -268,6 +271,7 @@ std::optional<ReadySegment> SegmentManager::peek_ready(SegNo segno) const {
   seg.path = dir_.path_of(seg.name);
   seg.recycled = e->recycled;
   seg.zeroed = e->zeroed;
+  seg.file = e->file;
   return seg;
 }
 

@@ -316,7 +316,7 @@ void SegmentManager::clean_up_scan() {
 }
 
 void SegmentManager::fill_books() {
-  auto add = [&](const ScannedSegment& s) { book_.add(s.name); };
+  auto add = [&](const ScannedSegment& s) { book_.add(s.name, SegmentBook::Entry{false, false, s.file}); };
   for (const ScannedSegment& s : scan_.segments) add(s);
   // Short ones left after check_scan are below the oldest needed segment: retire removes them.
   for (const ScannedSegment& s : scan_.short_segments) add(s);

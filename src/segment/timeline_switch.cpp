@@ -73,7 +73,7 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   {
     std::lock_guard lk(mu_);
     book_.end(segno);
-    book_.add(SegmentName{new_tli, segno});  // another timeline's, until set_timeline below
+    book_.add(SegmentName{new_tli, segno}, SegmentBook::Entry{false, false, rep.file});  // another timeline's, until set_timeline below
   }
   {
     // From here on, recovery reads the new timeline, from the copied segment on.
@@ -91,6 +91,7 @@ ReadySegment SegmentManager::switch_timeline(TimeLineId new_tli, Lsn switch_lsn)
   seg.segno = segno;
   seg.name = rep.name;
   seg.path = dir_.path_of(rep.name);
+  seg.file = rep.file;
   return seg;
 }
 

@@ -221,8 +221,10 @@ namespace {
 // by name later (minutes later, for a preallocated one): something may have been moved onto
 // it or linked to it since. Checked on a descriptor of its own (the writer's may be O_DIRECT,
 // which a 40-byte pread cannot use) that must be the same file as the writer's.
+// `made`: the file the manager made, recycled or found under the name; a copy of it moved
+// onto the name since carries the same stamp or page (break-it round 30 H2).
 struct stat refuse_unless_still_ours(const Directory& dir, const std::string& name, File& writer_file,
-                                     const WalControl& control) {
+                                     const WalControl& control, const FileIdentity& made) {
   File check = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   const struct stat a = writer_file.stat();
   const struct stat b = check.stat();
@@ -230,6 +232,8 @@ struct stat refuse_unless_still_ours(const Directory& dir, const std::string& na
   std::optional<std::string> why = not_walsegs_to_change(b);
   if (!why) why = foreign_reason(check, control, &ready);
   if (!why && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) why = "it was replaced while being opened";
+  if (!why && made.known() && !same_identity(made, identity_of_fd(writer_file.fd())))
+    why = "another file is under its name than the one walseg made there (moved or copied onto the name since)";
   if (!why) return a;
   const std::string path = dir.path_of(name);
   throw make_error(EEXIST, "open", path,
@@ -244,9 +248,9 @@ struct stat refuse_unless_still_ours(const Directory& dir, const std::string& na
 
 // Through the manager's open directory, by name: a directory renamed or re-pointed meanwhile
 // must not make the writer write into another WAL that took its name.
-File WalWriter::open_segment(const std::string& name, struct stat* identity) {
-  File f = open_segment_file(name);
-  *identity = refuse_unless_still_ours(mgr_.directory(), name, f, mgr_.control());
+File WalWriter::open_segment(const ReadySegment& rs, struct stat* identity) {
+  File f = open_segment_file(rs.name);
+  *identity = refuse_unless_still_ours(mgr_.directory(), rs.name, f, mgr_.control(), rs.file);
   return f;
 }
 
@@ -294,7 +298,7 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
   }
   ReadySegment rs = mgr_.next_segment(segno);
   struct stat identity{};
-  File f = open_segment(rs.name, &identity);
+  File f = open_segment(rs, &identity);
   segments_.push_back(std::make_unique<OpenSegment>(OpenSegment{segno, std::move(f), true, true, rs.zeroed, rs.name, identity}));
   note_segment_entered();
   return *segments_.back();
@@ -316,7 +320,7 @@ void WalWriter::open_next_early(SegNo segno) {
   if (!rs) return;
   try {
     struct stat identity{};
-    File f = open_segment(rs->name, &identity);
+    File f = open_segment(*rs, &identity);
     segments_.push_back(
         std::make_unique<OpenSegment>(OpenSegment{segno, std::move(f), true, false, rs->zeroed, rs->name, identity}));
   } catch (const Error&) {
