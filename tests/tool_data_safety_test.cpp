@@ -1109,7 +1109,7 @@ BOOST_AUTO_TEST_CASE(BreakIt28_H2_ACopyOfALiveSegmentAtAFutureNameIsNotTakenForA
   BOOST_TEST_REQUIRE(std::system(("cp '" + wal + "/000000010000000000000001' '" + copy + "'").c_str()) == 0);
   const std::string before = bytes_of(copy);
   auto l = run("ls --dir '" + wal + "'");
-  BOOST_TEST(contains(l.out, "not walseg's: a copy of segment 000000010000000000000001, which is still here"), l.out);
+  BOOST_TEST(contains(l.out, "not walseg's: it is a copy of segment \"000000010000000000000001\", which is still here"), l.out);
   auto w = run("write --dir '" + wal + "' --records 10000 --record-size 500" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "it is a copy of segment \"000000010000000000000001\", which is still here"), w.err);
@@ -1141,7 +1141,7 @@ BOOST_AUTO_TEST_CASE(BreakIt29_CopiesOfAReadySegmentOrOfTheControlFileAreLeftAlo
   put_as_walseg_would(made, user);
   const std::string copy_before = bytes_of(copy);
   auto l = run("ls --dir '" + wal + "'");
-  BOOST_TEST(contains(l.out, "a copy of segment 000000010000000000000002, which is still here"), l.out);
+  BOOST_TEST(contains(l.out, "a copy of segment \"000000010000000000000002\", which is still here"), l.out);
   auto w = run("write --dir '" + wal + "' --records 7000 --record-size 1000" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "it holds that segment's ready stamp"), w.err);
@@ -1188,6 +1188,43 @@ BOOST_AUTO_TEST_CASE(BreakIt30_H1_BytesAppendedToAnAppendModeSegmentAreNotWritte
   fs::rename(ready, dir + "/kept");
   BOOST_TEST(run("write --dir '" + wal + "' --records 10" + none).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 1510);
+}
+
+// Break-it round 31 H2: a `cp -a` copy put in place of a segment walseg made and never wrote
+// (born after its own mtime), changed past its first 4 kB, was taken for walseg's: a full-size
+// one was written into. A copy that kept its times of a ready segment is read whole: any byte
+// but zeros after the stamp makes it someone's. One holding only what walseg made there is
+// still used (a WAL directory restored with cp -a goes on: BreakIt25_H3a).
+BOOST_AUTO_TEST_CASE(BreakIt31_H2_ACopyThatKeptItsTimesOfAReadySegmentWithOtherBytesIsNotWalsegs) {
+  struct Case {
+    std::string make, then;
+  };
+  for (const Case& c : {Case{"write --records 5" + k1MB, "write --records 2000 --record-size 1000" + k1MB},
+                        Case{"create --method none --count 2" + k1MB,
+                             "write --records 10 -c walseg.init_method=zero_write" + k1MB}}) {
+    BOOST_TEST_CONTEXT(c.make) {
+      const std::string wal = dir + "/wal";
+      fs::remove_all(wal);
+      BOOST_TEST_REQUIRE(run(c.make + " --dir '" + wal + "'").status == 0);
+      const std::string seg = wal + "/000000010000000000000002", aside = dir + "/aside";
+      BOOST_TEST_REQUIRE(contains(run("ls --dir '" + wal + "'").out, "preallocated, not yet written"));
+      BOOST_TEST_REQUIRE(std::system(("cp -a '" + seg + "' '" + aside + "'").c_str()) == 0);
+      std::fstream(aside, std::ios::binary | std::ios::in | std::ios::out).seekp(300000) << "a user's bytes";
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past the clock's tick: born after its mtime
+      BOOST_TEST_REQUIRE(std::system(("rm '" + seg + "' && cp -a '" + aside + "' '" + seg + "'").c_str()) == 0);
+      const std::string before = bytes_of(seg);
+      BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "a copy that kept its times"));
+      auto w = run(c.then + " --dir '" + wal + "'");
+      BOOST_TEST(w.status == 1, w.err);
+      BOOST_TEST(contains(w.err, "a copy that kept its times (born after its last change: cp -a, rsync -t, tar) and "
+                                 "holds bytes other than zeros after the stamp, from offset 300000"),
+                 w.err);
+      BOOST_TEST(contains(w.err, "move it out of the directory"), w.err);
+      BOOST_TEST_REQUIRE(fs::exists(seg));
+      BOOST_TEST((bytes_of(seg) == before));
+      fs::remove(aside);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

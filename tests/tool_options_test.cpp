@@ -397,7 +397,9 @@ BOOST_AUTO_TEST_CASE(BreakIt23_M4_AnEmptyValueIsAUsageError) {
         "create --dir '" + fresh + "' --segment-size ''", "create --dir '" + fresh + "' --method ''",
         "ls --dir '" + wal + "' --segment-size ''", "dump --dir '" + wal + "' --start ''",
         "bench --dir '" + fresh + "' --segment-size ''", "bench --dir '" + fresh + "' --methods sparse,,none",
-        "bench --dir '" + fresh + "' --phases ''", "bench --dir '" + fresh + "' --write-size ''"}) {
+        "bench --dir '" + fresh + "' --phases ''", "bench --dir '" + fresh + "' --write-size ''",
+        // Round 30 (LOW): CLI11's delimiter dropped the empty item.
+        "bench --dir '" + fresh + "' --phases commit --clients 1,,2", "bench --dir '" + fresh + "' --clients 1,"}) {
     auto r = run(cmd);
     BOOST_TEST(r.status == 2, cmd << ": " << r.err);
     BOOST_TEST(contains(r.err, "an empty value is not a value: leave the option out to use its default"),
@@ -417,6 +419,17 @@ BOOST_AUTO_TEST_CASE(BreakIt23_M2_SegmentSizeOptionIsSeenByTheRulesThatFollowIt)
     BOOST_TEST(!contains(r.err, "its default"), r.err);
     BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "1MB segments"), cmd);
   }
+  // Round 30 (LOW): a -c walseg.segment_size after it won, silently; the same size is no conflict.
+  for (const std::string& cmd : {std::string("write --records 5"), std::string("create --method zero_write --count 2"),
+                                 std::string("bench --phases create")}) {
+    const std::string wal = dir + "/two";
+    auto r = run(cmd + " --dir '" + wal + "' --segment-size 1MB -c walseg.segment_size=2MB");
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "--segment-size 1MB and -c walseg.segment_size=2MB give two segment sizes"), r.err);
+    BOOST_TEST(!fs::exists(wal), cmd);
+  }
+  BOOST_TEST(run("write --records 5 --dir '" + dir + "/same' --segment-size 1MB -c walseg.segment_size=1024kB").status ==
+             0);
 }
 
 // Break-it round 27 L1: `--dir ''` was a failed open (exit 1, "could not open directory \"\"")

@@ -431,9 +431,37 @@ BOOST_AUTO_TEST_CASE(another_wals_control_file_under_the_temporary_name_is_refus
   BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error,
                         [](const Error& e) {
                           return e.errnum() == EEXIST &&
-                                 std::string(e.what()).find("the control file of another WAL") != std::string::npos;
+                                 std::string(e.what()).find("put there while walseg had the directory open") !=
+                                     std::string::npos;
                         });
   BOOST_TEST((walseg_test::read_all(d + "/" + kControlTempFileName) == theirs));
+}
+
+// Break-it round 31 H1: a running writer's next update (every walseg.durable_lsn_interval)
+// removed a file put under walseg.control.tmp during the run when it looked like a leftover
+// (empty, zeros, a plain copy of walseg.control). The opening removed any crash's leftover
+// there; a file there later is someone's: the update is refused and the file stays.
+BOOST_AUTO_TEST_CASE(a_file_put_under_the_temporary_name_during_a_run_is_refused_not_removed) {
+  for (const std::string kind : {"empty", "zeros", "copy"}) {
+    BOOST_TEST_CONTEXT(kind) {
+      walseg_test::TempDir t;
+      const std::string d = t / "wal";
+      auto wal = Wal::open(d, walseg_test::small_wal_config(kSeg, 0));
+      wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+      const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
+      const std::string content = kind == "empty"   ? std::string()
+                                  : kind == "zeros" ? std::string(512, '\0')
+                                                    : std::string(control.begin(), control.end());
+      walseg_test::put_as_walseg_makes_it(d + "/" + kControlTempFileName, content);
+      BOOST_CHECK_EXCEPTION(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error, [&](const Error& e) {
+        return e.errnum() == EEXIST &&
+               std::string(e.what()).find("put there while walseg had the directory open") != std::string::npos;
+      });
+      const std::vector<char> now = walseg_test::read_all(d + "/" + kControlTempFileName);
+      BOOST_TEST(std::string(now.begin(), now.end()) == content);
+      BOOST_TEST((walseg_test::read_all(d + "/" + kControlFileName) == control));
+    }
+  }
 }
 
 // bench/crash_states.sh (seed 1796158616): a power cut inside the control file's write left

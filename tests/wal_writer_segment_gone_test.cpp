@@ -133,19 +133,20 @@ std::string file_bytes(const std::string& path) {
   return text.str();
 }
 
-/// Segment 3 is ready, not yet opened early; `change` alters what is under its name; then the
-/// writer commits into segment 3. No commit into it may be acknowledged, and the file under the
-/// name must be left exactly as `change` left it.
-void change_a_ready_segment(WalWriterFixture& f, const std::function<void(const std::string&)>& change) {
+/// Segment 3 is ready, and opened early by the writer or not yet; `change` alters what is under
+/// its name; then the writer commits into segment 3. No commit into it may be acknowledged, and
+/// the file under the name must be left exactly as `change` left it.
+void change_a_ready_segment(WalWriterFixture& f, const std::function<void(const std::string&)>& change,
+                            bool opened_early = false) {
   f.cfg.prealloc_segments = 2;
   auto wal = Wal::open(f.dir.path(), f.cfg);
   WalWriter& w = wal->writer();
   Appended a;
   BOOST_REQUIRE(wal->manager().wait_ready(2, std::chrono::seconds(30)) >= 2);
-  commit_past(w, a, lsn_of_segment(2, 4096, kSegBytes));
+  commit_past(w, a, lsn_of_segment(2, opened_early ? kSegBytes * 3 / 4 : 4096, kSegBytes));
   const std::string path = f.dir / name_of(3);
   BOOST_REQUIRE(std::filesystem::exists(path));
-  BOOST_REQUIRE(!open_here(path));
+  BOOST_REQUIRE(open_here(path) == opened_early);
   change(path);
   const std::string changed = file_bytes(path);
   Lsn last_acked = a.ends.back();
@@ -183,4 +184,23 @@ BOOST_FIXTURE_TEST_CASE(bytes_appended_to_a_ready_append_mode_segment_are_not_wr
     BOOST_REQUIRE(std::filesystem::file_size(path) < 4096);
     std::ofstream(path, std::ios::binary | std::ios::app) << "a user's line\n";
   });
+}
+
+// Break-it round 31 M1: the same bytes, written after the writer opened the segment early
+// (past half of the one before), were written over: moving into an early-opened segment
+// checked only that its name still named the file.
+BOOST_FIXTURE_TEST_CASE(bytes_written_into_a_ready_segment_after_its_early_open_are_not_written_over,
+                        WalWriterFixture) {
+  for (const InitMethod m : {InitMethod::kNone, InitMethod::kZeroWrite}) {
+    BOOST_TEST_CONTEXT(to_string(m)) {
+      WalWriterFixture f;
+      f.cfg.init_method = m;
+      change_a_ready_segment(
+          f,
+          [&](const std::string& path) {
+            std::fstream(path, std::ios::binary | std::ios::in | std::ios::out).seekp(100) << "a user's line\n";
+          },
+          true);
+    }
+  }
 }

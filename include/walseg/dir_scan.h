@@ -32,6 +32,7 @@
 // Lifetime: nothing passed in is retained.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,15 @@ ScanReport survey_wal_directory(const Directory& dir, const WalControl& control,
 /// since, even under a reused inode number, is left, with a LOG line), then fsyncs `dir` if
 /// any was removed. Throws walseg::Error from the unlink or the fsync.
 void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl& control);
+
+/// Why the segment file `s` of this WAL (its first page or ready stamp is this WAL's) is
+/// someone's copy of another segment: its first page names segment N (page address), not its
+/// own, and still_here(N) says segment N of its timeline is here. walseg recycles a segment by
+/// renaming it, so a recycled one's earlier name is gone (break-it rounds 28 H2, 29 H1).
+/// nullopt when it names itself, the segment it names is gone, or it cannot be read now.
+/// Shared by the writer's survey and `walseg ls`. Never throws.
+std::optional<std::string> copy_of_a_live_segment(const Directory& dir, const SegmentName& s, const WalControl& c,
+                                                  const std::function<bool(SegNo)>& still_here);
 
 /// True when the segment file `name` still holds only this WAL's ready stamp and zeros (an
 /// append-mode segment never written), checked right before a removal: recovery, which runs

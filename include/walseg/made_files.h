@@ -89,6 +89,8 @@ std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept;
 /// birth means the mtime was set back: `cp -a`, `rsync -t` or `tar x` copied it with its
 /// times kept. False where either time is unknown. Never throws.
 bool born_after_its_mtime(int dirfd, const std::string& name) noexcept;
+/// The same for the file open on `fd`.
+bool born_after_its_mtime(int fd) noexcept;
 
 /// Whether the file `name` in the directory `dirfd`, whose lstat is `st`, is one this process
 /// made while tracking was on: the same device and inode, and the same Mark (same_file).

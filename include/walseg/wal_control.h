@@ -52,16 +52,21 @@ std::optional<WalControl> read_control(const std::string& dir_path);
 /// replaced. Thread-safety: as write_control.
 void check_control_temp(const Directory& dir, std::uint64_t system_id);
 
-/// Replaces (or creates) dir's control file with `c`, durably (see above): a leftover under
-/// the temporary name is removed first only if check_control_temp accepts it (its refusal
-/// changes nothing); the new file is made with O_EXCL (EEXIST if a file took the name); it
+/// What write_control does with a file under the temporary name: a writer's opening removes a
+/// crash's leftover there (if check_control_temp accepts it); any later update refuses any
+/// file there, which someone put there while walseg had the directory open.
+enum class ControlTemp { kRemoveLeftover, kRefuse };
+
+/// Replaces (or creates) dir's control file with `c`, durably (see above): a file under the
+/// temporary name is removed first only with kRemoveLeftover and if check_control_temp
+/// accepts it, else refused (EEXIST; a refusal changes nothing); the new file is made with O_EXCL (EEXIST if a file took the name); it
 /// goes in by Directory::replace_checked, so a file moved onto either name is refused (EEXIST)
 /// or, when it came out of the exchange, left under the temporary name with a WARNING. Throws
 /// walseg::Error from the open, write, fsync, exchange or directory fsync, naming the path and
 /// errno's text; after a throw the old file or the new one is in place, and the caller must
 /// not act on the new values (they may not be durable). Returns the identity (fstat of the
 /// descriptor it wrote through) of the file it put under walseg.control.
-struct stat write_control(Directory& dir, const WalControl& c);
+struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp = ControlTemp::kRefuse);
 
 /// A new system identifier, as initdb's BootStrapXLOG makes one: seconds in the upper 32
 /// bits, then microseconds and the low 12 bits of the PID. Unique enough across directories,

@@ -52,7 +52,7 @@ struct BenchArgs {
   std::vector<std::string> methods;
   std::vector<std::string> phases;
   std::string json;
-  std::vector<int> clients;
+  std::vector<std::string> clients;
   double commit_seconds = 3;
   std::string switch_segment_size = "1MB";
   int switch_boundaries = 64;
@@ -124,7 +124,13 @@ BenchSettings make_settings(const BenchArgs& a) {
     for (std::size_t i = 0; i < kInitMethodNames.size(); ++i)
       if (static_cast<InitMethod>(i) != InitMethod::kAuto) s.methods.push_back(static_cast<InitMethod>(i));
   s.progress = ::isatty(2) != 0;
-  if (!a.clients.empty()) s.clients = a.clients;
+  if (!a.clients.empty()) s.clients.clear();
+  for (const auto& c : split_list(a.clients)) {
+    std::uint64_t n = 0;
+    if (const std::string why = parse_integer(c, 1, 1024, &n); !why.empty())
+      throw std::invalid_argument(fmt::format("--clients: \"{}\": {}", c, why));
+    s.clients.push_back(static_cast<int>(n));
+  }
   if (s.write_bytes < s.write_size)
     throw std::invalid_argument(fmt::format("--write-bytes ({}{}) must be at least --write-size ({}): the write phase "
                                             "writes --write-bytes into each segment in writes of --write-size; give "
@@ -455,9 +461,8 @@ RegisterCommand reg("bench", [](CLI::App& app) {
       ->check(list_items_given());
   cmd->add_option("--json", a->json, "also write every row as JSON to this file (-: to stdout, the tables then go to stderr)")
       ->check(file_named());
-  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")
-      ->delimiter(',')
-      ->transform(integer_in(1, 1024));
+  // Split by split_list, not CLI11's delimiter, which drops empty items ("1,,8").
+  cmd->add_option("--clients", a->clients, "phase commit: client counts (default 1,8)")->check(list_items_given());
   cmd->add_option("--commit-seconds", a->commit_seconds, "phase commit: seconds per row (default 3)")
       ->transform(seconds_in(0, false, 86400));
   cmd->add_option("--switch-segment-size", a->switch_segment_size,

@@ -143,19 +143,24 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
   std::string what = "segment of this WAL";
   File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   std::byte b[kLongPageHeaderBytes] = {};
-  const bool whole_header = f.pread(b, sizeof b, 0) == sizeof b;
+  f.pread(b, sizeof b, 0);
   const Lsn own = lsn_of_segment(info.segno, 0, c.segment_size_bytes);
   const Lsn addr = decode_page_header(b).page_addr;
-  // The writer's rule (dir_scan.cpp, break-it rounds 28 H2 and 29 H1): walseg recycles by
-  // renaming, so while the segment whose WAL or ready stamp it holds is still here, this is
-  // someone's copy of it.
-  const std::string copied = segment_file_name(info.timeline, addr / c.segment_size_bytes, c.segment_size_bytes);
-  struct stat there{};
-  if (whole_header && addr != own && ::fstatat(dir.fd(), copied.c_str(), &there, AT_SYMLINK_NOFOLLOW) == 0 &&
-      S_ISREG(there.st_mode))
-    return fmt::format("not walseg's: a copy of segment {}, which is still here (a writer refuses the directory "
-                       "until it is moved out; nothing is lost by that)",
-                       copied);
+  // The writer's rule, over what the writer's survey keeps as this WAL's segments.
+  auto still_here = [&](SegNo s) {
+    const std::string other = segment_file_name(info.timeline, s, c.segment_size_bytes);
+    struct stat st{};
+    bool other_ready = false;
+    try {
+      return ::fstatat(dir.fd(), other.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+             !not_walsegs_to_change(st) &&
+             !foreign_reason(dir, other, static_cast<std::uint64_t>(st.st_size), c, &other_ready);
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  if (auto copy = copy_of_a_live_segment(dir, SegmentName{info.timeline, info.segno}, c, still_here))
+    return fmt::format("not walseg's: {} (a writer refuses the directory until it is moved out)", *copy);
   if (ready)
     what += ", preallocated, not yet written";
   else

@@ -1,6 +1,7 @@
 // walseg: the command-line tool. Subcommands live one per file (cmd_*.cpp).
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -36,6 +37,10 @@ int main(int argc, char** argv) {
   // Line-buffered even into a file, so that log lines (stderr) fall between table rows, not
   // inside them, when both go to one file.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  // As PostgreSQL's postmaster does: past a file-size limit (ulimit -f) a write then fails
+  // with EFBIG, reported with its path like any failed write, rather than SIGXFSZ killing the
+  // tool with a core dump and no word (break-it round 30).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"walseg: write-ahead-log segment manager and allocation-method benchmark"};
   app.require_subcommand(1);
   app.footer("walseg help [COMMAND] is walseg [COMMAND] --help. README.md has every command's details.");

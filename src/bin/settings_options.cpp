@@ -93,6 +93,19 @@ SettingsOptions with_segment_size_option(const SettingsOptions& opts, const std:
   if (text.empty()) return opts;
   *bytes = parse_segment_size_option("--segment-size", text);
   check_segment_size(*bytes);
+  // A -c walseg.segment_size given too would win over --segment-size, which comes first: two
+  // sizes on one command line are refused rather than one silently dropped (break-it round 30).
+  for (const std::string& o : opts.overrides) {
+    guc::Registry one = guc::make_walseg_registry();
+    if (!apply_settings(SettingsOptions{"", {o}}, one).ok()) continue;  // the load names a bad value
+    const auto row = one.show("walseg.segment_size");
+    if (!row || row->source == "default") continue;
+    const std::uint64_t set = guc::make_config(one).segment_size_bytes;
+    if (set != *bytes)
+      throw std::invalid_argument(fmt::format("--segment-size {} and -c {} give two segment sizes ({} and {}): give "
+                                              "one of them",
+                                              text, o, format_size(*bytes), format_size(set)));
+  }
   SettingsOptions with = opts;
   with.overrides.insert(with.overrides.begin(), fmt::format("walseg.segment_size={}kB", *bytes / 1024));
   return with;

@@ -62,9 +62,10 @@ void start() { detail::tracking.store(true); }
 
 std::int64_t birth_time_ns(int dirfd, const std::string& name) noexcept { return birth_ns(dirfd, name.c_str(), 0); }
 
-bool born_after_its_mtime(int dirfd, const std::string& name) noexcept {
+namespace {
+bool born_after_its_mtime_at(int dirfd, const char* name, int flags) noexcept {
   struct statx sx{};
-  if (::statx(dirfd, name.c_str(), AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_MTIME, &sx) != 0 ||
+  if (::statx(dirfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_BTIME | STATX_MTIME, &sx) != 0 ||
       (sx.stx_mask & (STATX_BTIME | STATX_MTIME)) != (STATX_BTIME | STATX_MTIME))
     return false;
   const auto ns = [](const struct statx_timestamp& t) {
@@ -72,6 +73,13 @@ bool born_after_its_mtime(int dirfd, const std::string& name) noexcept {
   };
   return ns(sx.stx_btime) > ns(sx.stx_mtime);
 }
+}  // namespace
+
+bool born_after_its_mtime(int dirfd, const std::string& name) noexcept {
+  return born_after_its_mtime_at(dirfd, name.c_str(), 0);
+}
+
+bool born_after_its_mtime(int fd) noexcept { return born_after_its_mtime_at(fd, "", AT_EMPTY_PATH); }
 
 Mark mark_of(int dirfd, const std::string& name) noexcept {
   Mark m;

@@ -153,7 +153,16 @@ LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, st
 
 // Why a lock file that is not walseg's is not, and what to do: the refusal's words, and ls's.
 std::string not_walsegs_reason(File& f, LockContent content, const Directory& dir) {
-  if (const std::optional<std::string> made = not_made_as_walseg_makes_files(f.stat()))
+  const struct stat st = f.stat();
+  // Another user's WAL, most likely: running as that user is the way on, not moving the lock
+  // file (break-it round 31 L1: root was told to move nobody's walseg.lock out, and only then
+  // to run as its owner).
+  if (st.st_uid != ::geteuid())
+    return fmt::format("it is owned by user ID {}, not {}, the user walseg runs as, so walseg will not overwrite it. "
+                       "If the WAL in \"{}\" is that user's, run walseg as that user; if the file is no WAL's lock "
+                       "file, move it out of the directory",
+                       st.st_uid, ::geteuid(), dir.path());
+  if (const std::optional<std::string> made = not_made_as_walseg_makes_files(st))
     return fmt::format("it is a file {}, so it is not walseg's and walseg will not overwrite it; move it out of the "
                        "directory",
                        *made);
@@ -170,18 +179,22 @@ bool holds_walseg_content(File& f, std::vector<std::uint32_t>* pids = nullptr, s
   return lock_content(f, pids, bytes) == LockContent::kWalsegs;
 }
 
-// The holder's PID as its lock file says (lock_file_pid), for the refusal's message.
-std::string holder_pid(const Directory& dir) {
-  // Removed, not openable or not a PID: the holder is still there (it has the directory's flock).
+// The holder as its lock file says (lock_file_pid), for the refusal's message.
+std::string holder(const Directory& dir) {
+  // Removed, not openable or not a PID (the holder is still there: it has the directory's
+  // flock): what finds it (break-it round 30: "process (unknown)" said nothing to act on).
   const std::optional<std::uint32_t> pid = lock_file_pid(dir);
-  return pid ? std::to_string(*pid) : "(unknown)";
+  return pid ? fmt::format("process {}", *pid)
+             : fmt::format("a process whose PID {} does not say (`fuser -v '{}'` lists the processes that have "
+                           "the directory open)",
+                           kLockFileName, dir.path());
 }
 
 [[noreturn]] void throw_in_use(const Directory& dir, int err) {
   throw make_error(err, "lock", dir.path(),
-                   fmt::format("could not lock directory \"{}\": it is in use by process {}; wait for it to "
+                   fmt::format("could not lock directory \"{}\": it is in use by {}; wait for it to "
                                "finish or stop it, then run this again",
-                               dir.path(), holder_pid(dir)));
+                               dir.path(), holder(dir)));
 }
 
 // flock(fd, op | LOCK_NB); another holder is reported with its PID.

@@ -57,23 +57,39 @@ std::string describe_first_bytes(const std::array<std::byte, kReadyStampBytes>& 
 // someone's (break-it round 30 H1: a user's line appended to an append-mode segment was
 // written over). Beyond that unit, walseg's own first page can follow a stamp a power cut
 // kept, so only the first unit is read: one pread per segment at the scan and at a hand-off.
+// A copy that kept its times (born after its own mtime: cp -a, rsync -t, tar) is no file a
+// power cut tore, so all of it is read: one holding only what walseg made there loses nothing
+// by being written into (a WAL directory restored with cp -a goes on), one with any other byte
+// is someone's (break-it round 31 H2: such a copy put in place of a ready segment, changed
+// further on, was written into).
 std::optional<std::string> bytes_after_the_stamp(File& f, std::uint64_t size) {
   constexpr std::uint64_t kUnit = 4096;
-  std::array<std::byte, kUnit> b{};
-  const std::uint64_t want = std::min(size, kUnit);
-  std::uint64_t got = 0;
-  while (got < want) {
-    const std::size_t n = f.pread(b.data() + got, want - got, got);
+  const bool copy = made_files::born_after_its_mtime(f.fd());
+  const std::uint64_t end = copy ? size : std::min(size, kUnit);
+  std::vector<std::byte> b(64 * 1024);
+  for (std::uint64_t off = 0; off < end;) {
+    const std::size_t n = f.pread(b.data(), static_cast<std::size_t>(std::min<std::uint64_t>(b.size(), end - off)), off);
     if (n == 0) break;
-    got += n;
+    const auto from = b.begin() + static_cast<std::ptrdiff_t>(off == 0 ? std::min<std::size_t>(kReadyStampBytes, n) : 0);
+    const auto first = std::find_if(from, b.begin() + static_cast<std::ptrdiff_t>(n),
+                                    [](std::byte x) { return x != std::byte{0}; });
+    if (first == b.begin() + static_cast<std::ptrdiff_t>(n)) {
+      off += n;
+      continue;
+    }
+    const std::uint64_t at = off + static_cast<std::uint64_t>(first - b.begin());
+    if (copy)
+      return fmt::format("it carries walseg's ready stamp, but it is a copy that kept its times (born after its last "
+                         "change: cp -a, rsync -t, tar) and holds bytes other than zeros after the stamp, from offset "
+                         "{}, which walseg never leaves in a segment it has not written: it is someone's (it holds no "
+                         "record of this WAL)",
+                         at);
+    return fmt::format("it carries walseg's ready stamp (made by walseg and never written by it), but bytes other "
+                       "than zeros follow the stamp, from offset {}; walseg writes its first page over the stamp, so "
+                       "someone wrote into the file after walseg made it (it holds no record of this WAL)",
+                       at);
   }
-  const auto first = std::find_if(b.begin() + kReadyStampBytes, b.begin() + static_cast<std::ptrdiff_t>(got),
-                                  [](std::byte x) { return x != std::byte{0}; });
-  if (first == b.begin() + static_cast<std::ptrdiff_t>(got)) return std::nullopt;
-  return fmt::format("it carries walseg's ready stamp (made by walseg and never written by it), but bytes other "
-                     "than zeros follow the stamp, from offset {}; walseg writes its first page over the stamp, so "
-                     "someone wrote into the file after walseg made it (it holds no record of this WAL)",
-                     first - b.begin());
+  return std::nullopt;
 }
 
 // "it is a FIFO, not a regular file": what a DBA finds with ls -l.
@@ -111,15 +127,6 @@ bool born_before_lock(const Directory& dir, const std::string& name) {
   const std::int64_t born = made_files::birth_time_ns(dir.fd(), name);
   const std::int64_t lock_born = made_files::birth_time_ns(dir.fd(), kLockFileName);
   return born >= 0 && lock_born >= 0 && born <= lock_born;
-}
-
-// A copy with its times kept (cp -a, rsync -t, tar) is born after its mtime, which walseg's
-// own files never are: a copy of a directory brought a crash's leftover along, and the copy is
-// whoever made it's, not walseg's (break-it round 25 H3a: in a `cp -a` copy, the leftover was
-// copied after walseg.lock, so its birth order said nothing, and the copy's first writer
-// removed it).
-bool copied_with_its_times(const Directory& dir, const std::string& name) {
-  return made_files::born_after_its_mtime(dir.fd(), name);
 }
 
 // Bytes only: every caller asks born_before_lock first, and says which of the two it was.
@@ -211,30 +218,13 @@ struct Scanner {
       std::vector<ScannedSegment> kept;
       for (const ScannedSegment& x : *list) {
         const std::string name = segment_file_name(x.name.timeline, x.name.segno, control.segment_size_bytes);
-        std::optional<SegNo> holds;
-        {
-          try {
-            File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-            std::array<std::byte, kLongPageHeaderBytes> b{};
-            if (f.pread(b.data(), b.size(), 0) == b.size())
-              holds = decode_page_header(b.data()).page_addr / control.segment_size_bytes;
-          } catch (const Error&) {
-            // unreadable now: the writer's own checks see to it
-          }
-        }
-        if (holds && *holds != x.name.segno && here.count({x.name.timeline, *holds}) != 0) {
-          // A ready stamp names its segment too (break-it round 29 H1: a copy of a preallocated
-          // segment's stamp, at another name, with or without a user's bytes after it, was
-          // taken for a preallocated segment and written into).
-          const std::string why = fmt::format(
-              "it is a copy of segment \"{}\", which is still here: it holds that segment's {}, and walseg "
-              "recycles a segment by renaming it, so this file is not one it made",
-              segment_file_name(x.name.timeline, *holds, control.segment_size_bytes),
-              x.ready ? "ready stamp" : "WAL");
-          report.foreign.push_back(ForeignFile{name, x.name, why, ""});
+        const std::optional<std::string> why =
+            copy_of_a_live_segment(dir, x.name, control, [&](SegNo s) { return here.count({x.name.timeline, s}) != 0; });
+        if (why) {
+          report.foreign.push_back(ForeignFile{name, x.name, *why, ""});
           log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it has a segment's name but walseg did not make it "
                                           "for this WAL: {}",
-                                          dir.path_of(name), why));
+                                          dir.path_of(name), *why));
           continue;
         }
         kept.push_back(x);
@@ -373,7 +363,12 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
   if (born_before_lock(dir, name))
     return fmt::format("born no later than {}: there before walseg used the directory, or copied in with it",
                        kLockFileName);
-  if (copied_with_its_times(dir, name))
+  // A copy with its times kept (cp -a, rsync -t, tar) is born after its mtime, which walseg's
+  // own files never are: a copy of a directory brought a crash's leftover along, and the copy
+  // is whoever made it's, not walseg's (break-it round 25 H3a: in a `cp -a` copy, the leftover
+  // was copied after walseg.lock, so its birth order said nothing, and the copy's first writer
+  // removed it).
+  if (made_files::born_after_its_mtime(dir.fd(), name))
     return std::string("born after its last change: a copy that kept its times (cp -a, rsync -t, tar), not a file "
                        "walseg made here");
   if (!temp_content_is_walsegs(dir, name, st, control)) return std::string("holding bytes walseg never writes to one");
@@ -455,6 +450,29 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
   return why;
 }
 
+std::optional<std::string> copy_of_a_live_segment(const Directory& dir, const SegmentName& s, const WalControl& c,
+                                                  const std::function<bool(SegNo)>& still_here) {
+  std::array<std::byte, kLongPageHeaderBytes> b{};
+  try {
+    File f = File::open_at(dir, segment_file_name(s.timeline, s.segno, c.segment_size_bytes),
+                           O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+    if (f.pread(b.data(), b.size(), 0) != b.size()) return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;  // unreadable now: the writer's own checks see to it
+  }
+  const PageHeader h = decode_page_header(b.data());
+  const SegNo holds = h.page_addr / c.segment_size_bytes;
+  if (holds == s.segno || !still_here(holds)) return std::nullopt;
+  // A ready stamp names its segment too (break-it round 29 H1: a copy of a preallocated
+  // segment's stamp, at another name, with or without a user's bytes after it, was taken for
+  // a preallocated segment and written into).
+  return fmt::format("it is a copy of segment \"{}\", which is still here: it holds that segment's {}, and walseg "
+                     "recycles a segment by renaming it, so this file is not one it made (nothing is lost by moving "
+                     "it out)",
+                     segment_file_name(s.timeline, holds, c.segment_size_bytes),
+                     h.magic == kReadySegmentMagic ? "ready stamp" : "WAL");
+}
+
 bool still_unwritten_ready_segment(const Directory& dir, const std::string& name, const WalControl& control) {
   struct stat st{};
   if (::fstatat(dir.fd(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
@@ -488,7 +506,7 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
       if (!dir.names_file(name, was) || ::fstatat(dir.fd(), name.c_str(), &now, AT_SYMLINK_NOFOLLOW) != 0 ||
           not_made_as_walseg_makes_files(now) ||
           (name != kControlTempFileName &&
-           (born_before_lock(dir, name) || copied_with_its_times(dir, name) ||
+           (born_before_lock(dir, name) || made_files::born_after_its_mtime(dir.fd(), name) ||
             !temp_content_is_walsegs(dir, name, now, control)))) {
         log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: it was replaced or removed since the directory was "
                                         "scanned", dir.path_of(name)));

@@ -121,7 +121,7 @@ void SegmentManager::write_new_control() {
   // By the descriptor it wrote through: the name may hold another file by the time a lookup
   // would run (break-it round 20 H1: one moved onto it during the directory fsync was taken
   // for this one, and abandon_new_wal removed it).
-  new_control_file_ = write_control(dir_, control_);
+  new_control_file_ = write_control(dir_, control_, ControlTemp::kRemoveLeftover);
   // write_control removed a leftover under the temporary name (check_control_temp accepted it)
   // and put its own file there: it is no leftover for remove_leftover_temps any more, which
   // would find it gone and say it was left alone (break-it round 18).

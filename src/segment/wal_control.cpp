@@ -186,7 +186,7 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
   return read_control(Directory::open(dir_path));
 }
 
-struct stat write_control(Directory& dir, const WalControl& c) {
+struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
   const std::string control = dir.path_of(kControlFileName);
@@ -222,6 +222,16 @@ struct stat write_control(Directory& dir, const WalControl& c) {
   // Only a leftover found is removed: an unlink of a name that is normally free would remove
   // whatever was moved onto it meanwhile (break-it round 7 F3). The O_EXCL below refuses one.
   if (dir.exists(kControlTempFileName)) {
+    // Once the opening has dealt with a crash's leftover, a file under the name was put there
+    // since, by someone else (break-it round 31 H1: a running writer's next update removed an
+    // empty file, or a plain copy of walseg.control, put there during the run).
+    if (temp == ControlTemp::kRefuse)
+      throw make_error(EEXIST, "replace", dir.path_of(kControlTempFileName),
+                       fmt::format("could not update \"{}\": \"{}\", the name walseg writes its next version under, "
+                                   "holds a file put there while walseg had the directory open (a crash's leftover "
+                                   "there is removed when a writer opens it), so it is not walseg's and walseg will "
+                                   "not remove it; move it out of the directory",
+                                   control, dir.path_of(kControlTempFileName)));
     // Without a control file yet, a leftover is of a first write that a crash cut short,
     // under the system identifier that attempt made: any control file there is walseg's.
     check_control_temp(dir, dir.exists(kControlFileName) ? c.system_id : 0);

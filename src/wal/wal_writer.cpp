@@ -290,6 +290,11 @@ WalWriter::OpenSegment& WalWriter::segment_for(SegNo segno) {
   for (auto& s : segments_) {
     if (s->segno != segno) continue;
     if (!s->announced) {  // opened early: now the writer really moves into it
+      // Checked again as at the open: bytes written into it since (half a segment's time) are
+      // someone's (break-it round 31 M1: a line appended to a ready segment after its early
+      // open was written over). The name still names this descriptor's file (erase_if above),
+      // which was the one the manager made.
+      refuse_unless_still_ours(mgr_.directory(), s->name, s->file, mgr_.control(), FileIdentity{});
       mgr_.next_segment(segno);
       s->announced = true;
       note_segment_entered();
