@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <vector>
 #include <algorithm>
 
@@ -18,11 +19,13 @@
 namespace walseg::alloc_detail {
 namespace {
 
-// One zero buffer shared by every zero_write, aligned for O_DIRECT. Never written to.
+// One zero buffer shared by every zero_write, aligned for O_DIRECT. Never written to. Without
+// memory, bad_alloc (the next call tries again), never abort (break-it round 30: under ulimit
+// -v the preallocator's first fill aborted the process).
 const char* zero_buffer() {
   static const char* buf = [] {
     void* p = nullptr;
-    if (posix_memalign(&p, 4096, kZeroWriteBufferBytes) != 0) std::abort();
+    if (posix_memalign(&p, 4096, kZeroWriteBufferBytes) != 0) throw std::bad_alloc();
     std::memset(p, 0, kZeroWriteBufferBytes);
     return static_cast<const char*>(p);
   }();

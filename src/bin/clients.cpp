@@ -68,14 +68,17 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
   auto t0 = Clock::now();
   Checkpointer ckpt(w, checkpoint_segment_bytes);
   std::vector<std::thread> threads;
-  for (int c = 0; c < clients; ++c)
+  // A client that could not start stops the others (a joinable std::thread destroyed would end
+  // the process: break-it round 30, under ulimit -u).
+  std::atomic<bool> not_started{false};
+  auto start = [&](int c) {
     threads.emplace_back([&, c] {
       std::vector<double> mine;
-      std::vector<std::byte> payload(payload_bytes, kPayloadFill);
       try {
+        std::vector<std::byte> payload(payload_bytes, kPayloadFill);
         auto more = [&] { return seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits; };
         // A failed checkpoint ends the run: its error is the run's (below).
-        for (std::uint64_t seq = 0; more() && !ckpt.failed() && !(stop && stop()); ++seq) {
+        for (std::uint64_t seq = 0; more() && !not_started && !ckpt.failed() && !(stop && stop()); ++seq) {
           auto t = Clock::now();
           tag_payload(payload, m.run_id, static_cast<std::uint32_t>(c), seq);
           Lsn end = w.append(payload);
@@ -88,8 +91,22 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
         if (!failure) failure = std::current_exception();
       }
       std::lock_guard lk(mu);
-      m.us.insert(m.us.end(), mine.begin(), mine.end());
+      try {
+        m.us.insert(m.us.end(), mine.begin(), mine.end());
+      } catch (...) {  // out of memory for the latencies: the run's error, not the process's end
+        if (!failure) failure = std::current_exception();
+      }
     });
+  };
+  for (int c = 0; c < clients; ++c) {
+    try {
+      start(c);
+    } catch (...) {
+      not_started = true;
+      for (auto& t : threads) t.join();
+      throw;
+    }
+  }
   for (auto& t : threads) t.join();
   m.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   // A client's error first: when the writer failed, the checkpointer met the same one.

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -106,7 +107,16 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "walseg: %s\n", e.what());
     return kUsageError;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "walseg: out of memory\n");
+    std::fprintf(stderr, "walseg: out of memory (is a memory limit set? ulimit -v)\n");
+    return 1;
+  } catch (const std::system_error& e) {
+    // std::thread's EAGAIN: a bare "Resource temporarily unavailable" named nothing to change
+    // (break-it round 30: under ulimit -u or -v).
+    if (e.code() == std::errc::resource_unavailable_try_again)
+      std::fprintf(stderr, "walseg: could not start a thread: %s (a limit on processes or memory: ulimit -u, ulimit -v)\n",
+                   e.what());
+    else
+      std::fprintf(stderr, "walseg: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "walseg: %s\n", e.what());

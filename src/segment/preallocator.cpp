@@ -136,6 +136,13 @@ void SegmentManager::preallocator_loop() {
       report = create(job, true);
     } catch (const Error& e) {
       failure = e;  // create_segment rethrows a cancellation as an annotated Error
+    } catch (const std::exception& e) {
+      // Out of memory (or a thread's resources) must not leave this thread, where it would
+      // end the process (break-it round 30: ulimit -v aborted a run): the writer's error.
+      const std::string path = dir_.path_of(segment_file_name(job.timeline, job.segno, cfg_.segment_size_bytes));
+      failure = make_error(dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? ENOMEM : EIO, "create", path,
+                           fmt::format("could not create segment \"{}\": {}", path,
+                                       dynamic_cast<const std::bad_alloc*>(&e) != nullptr ? "out of memory" : e.what()));
     }
     lk.lock();
     if (report) {
