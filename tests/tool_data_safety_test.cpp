@@ -1227,4 +1227,50 @@ BOOST_AUTO_TEST_CASE(BreakIt31_H2_ACopyThatKeptItsTimesOfAReadySegmentWithOtherB
   }
 }
 
+// Break-it round 32 M2: segments made for appends and never written, in a plain copy of the
+// directory (born before its walseg.lock, so not provably walseg's), were kept by a full-size
+// opening, handed out and written in append style; the next opening refused the WAL as "cut
+// short", with advice that could not be followed. They are refused up front now, and moving
+// them out (as the message says) loses nothing.
+BOOST_AUTO_TEST_CASE(BreakIt32_M2_UnwrittenAppendModeSegmentsAFullSizeOpeningCannotRemoveAreRefused) {
+  const std::string orig = dir + "/orig", wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("create --dir '" + orig + "' --method none --count 3" + k1MB).status == 0);
+  fs::create_directories(wal);
+  BOOST_TEST_REQUIRE(std::system(("cp '" + orig + "'/0000* '" + wal + "/'").c_str()) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the clock's tick
+  BOOST_TEST_REQUIRE(std::system(("cp '" + orig + "'/walseg.* '" + wal + "/'").c_str()) == 0);
+  const auto before = sizes(wal);
+  auto w = run("write --dir '" + wal + "' --records 200 --record-size 8000 -c walseg.init_method=zero_write" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(contains(w.err, "made for appends (walseg's ready stamp, no record), of no use to walseg.init_method = "
+                             "zero_write"),
+             w.err);
+  BOOST_TEST(!contains(w.err, "replaced since"), w.err);
+  BOOST_TEST((sizes(wal) == before));
+  fs::create_directories(dir + "/moved");
+  BOOST_TEST_REQUIRE(std::system(("mv '" + wal + "'/0000* '" + dir + "/moved/'").c_str()) == 0);
+  auto again = run("write --dir '" + wal + "' --records 200 --record-size 8000 -c walseg.init_method=zero_write" + k1MB);
+  BOOST_TEST(again.status == 0, again.err);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 1" + k1MB).status == 0);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 201);
+}
+
+// Break-it round 32 (LOW-MEDIUM): a crash inside a switch between append mode and full-size
+// segments left the new control file under walseg.control.tmp, differing from walseg.control
+// only in that mode, and the next opening called it "a backup" and refused the WAL.
+BOOST_AUTO_TEST_CASE(BreakIt32_ACrashInsideAModeSwitchLeavesALeftoverNotABackup) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("create --dir '" + wal + "' --method none --count 3" + k1MB).status == 0);
+  ::setenv("WALSEG_FAILPOINTS", "rename=crash@1", 1);
+  auto a = run("write --dir '" + wal + "' --records 200 --record-size 8000 -c walseg.init_method=zero_write" + k1MB);
+  ::unsetenv("WALSEG_FAILPOINTS");
+  BOOST_TEST_REQUIRE(a.status == 86, a.err);
+  BOOST_TEST_REQUIRE(fs::exists(wal + "/walseg.control.tmp"));
+  auto w = run("write --dir '" + wal + "' --records 5" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(!contains(w.err, "a backup"), w.err);
+  BOOST_TEST(!fs::exists(wal + "/walseg.control.tmp"));
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

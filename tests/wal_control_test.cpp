@@ -437,6 +437,33 @@ BOOST_AUTO_TEST_CASE(another_wals_control_file_under_the_temporary_name_is_refus
   BOOST_TEST((walseg_test::read_all(d + "/" + kControlTempFileName) == theirs));
 }
 
+// Break-it round 32: any 0600 file of walseg's user beginning with the control magic was a
+// leftover, so a user's edited copy of walseg.control (a whole one that does not decode) or a
+// text file beginning "WSCT" was removed at the next opening. A crash leaves walseg's write
+// whole or a first part of it: only those are leftovers.
+BOOST_AUTO_TEST_CASE(only_a_whole_control_file_or_a_first_part_of_one_is_a_leftover) {
+  walseg_test::TempDir t;
+  const std::string d = t / "wal";
+  { auto wal = Wal::open(d, small_config()); }
+  const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
+  std::string edited(control.begin(), control.end());
+  edited[100] = '\x07';
+  const std::string temp = d + "/" + kControlTempFileName;
+  for (const std::string& theirs : {edited, std::string("WSCT my notes\n")}) {
+    BOOST_TEST_CONTEXT(theirs.size() << " bytes") {
+      walseg_test::put_as_walseg_makes_it(temp, theirs);
+      BOOST_CHECK_THROW(Wal::open(d, small_config()), Error);
+      const std::vector<char> now = walseg_test::read_all(temp);
+      BOOST_TEST(std::string(now.begin(), now.end()) == theirs);
+      ::unlink(temp.c_str());
+    }
+  }
+  // A first part of this WAL's control file is what a torn write leaves: removed.
+  walseg_test::put_as_walseg_makes_it(temp, std::string(control.begin(), control.begin() + 30));
+  BOOST_CHECK_NO_THROW(Wal::open(d, small_config()));
+  BOOST_TEST(!walseg_test::path_exists(temp));
+}
+
 // Break-it round 31 H1: a running writer's next update (every walseg.durable_lsn_interval)
 // removed a file put under walseg.control.tmp during the run when it looked like a leftover
 // (empty, zeros, a plain copy of walseg.control). The opening removed any crash's leftover

@@ -270,6 +270,28 @@ void SegmentManager::check_scan() {
     refuse(dir_, fmt::format("{} WAL written in append mode: {}; set walseg.init_method = none (or "
                              "fallocate_keep_size) to go on writing it",
                              appended.size() == 1 ? "file holds" : "files hold", fmt::join(appended, ", ")));
+  // A segment made for appends and never written is of no use in full-size segments:
+  // clean_up_scan removes it, but only while it holds walseg's bytes alone and was born after
+  // walseg.lock. One that does not is in the way: kept, it was handed out, written in append
+  // style, and the next opening refused the WAL as cut short (break-it round 32 M2: segments
+  // of a plain `rsync -r` copy, born before its walseg.lock).
+  if (!append_mode(cfg_.init_method)) {
+    std::vector<std::string> stuck;
+    for (const ScannedSegment& s : scan_.short_segments) {
+      const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
+      if (s.ready && !still_unwritten_ready_segment(dir_, name, control_))
+        stuck.push_back(fmt::format("\"{}\"", dir_.path_of(name)));
+    }
+    if (!stuck.empty())
+      refuse(dir_, fmt::format("{} {} made for appends (walseg's ready stamp, no record), of no use to "
+                               "walseg.init_method = {}, and walseg will not remove {}: born before {} (there before "
+                               "walseg used the directory, or copied in with it) or holding bytes walseg does not "
+                               "write there. Move {} out of the directory (no record is lost), or keep "
+                               "walseg.init_method = none (or fallocate_keep_size)",
+                               stuck.size() == 1 ? "file" : "files", fmt::join(stuck, ", "),
+                               to_string(cfg_.init_method), stuck.size() == 1 ? "it" : "them", kLockFileName,
+                               stuck.size() == 1 ? "it" : "them"));
+  }
 }
 
 // The changes the checks allowed, after the caller's own refusals.

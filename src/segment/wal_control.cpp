@@ -10,11 +10,14 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "walseg/error.h"
 #include "walseg/file.h"
+#include "walseg/file_identity.h"
 #include "walseg/log.h"
 #include "walseg/made_files.h"
 #include "walseg/own_files.h"
@@ -58,9 +61,15 @@ std::optional<std::string> an_older_copy(const Directory& dir, const WalControl&
     return std::nullopt;  // damaged: the writer refuses the directory for that
   }
   if (!cur || tmp == *cur) return std::nullopt;
+  // An update that only switches append mode (at an opening, before its epoch) moves nothing
+  // else: the same order with the other mode is that next version (break-it round 32: a crash
+  // inside a mode switch left it, and it was called a backup).
+  const bool same_order = tmp.epoch == cur->epoch && tmp.durable_lsn == cur->durable_lsn &&
+                          tmp.oldest_lsn == cur->oldest_lsn && tmp.timeline == cur->timeline;
   const bool newer = tmp.epoch > cur->epoch ||
                      (tmp.epoch == cur->epoch && (tmp.durable_lsn > cur->durable_lsn || tmp.oldest_lsn > cur->oldest_lsn ||
-                                                  tmp.timeline > cur->timeline));
+                                                  tmp.timeline > cur->timeline)) ||
+                     (same_order && tmp.append_mode != cur->append_mode);
   if (newer) return std::nullopt;
   const std::int64_t tmp_born = made_files::birth_time_ns(dir.fd(), kControlTempFileName);
   const std::int64_t cur_born = made_files::birth_time_ns(dir.fd(), kControlFileName);
@@ -71,6 +80,25 @@ std::optional<std::string> an_older_copy(const Directory& dir, const WalControl&
                      "was born before the one that replaced it)",
                      format_lsn(tmp.durable_lsn), tmp.epoch, kControlFileName, format_lsn(cur->durable_lsn), cur->epoch,
                      kControlFileName);
+}
+
+// Whether `prefix`, shorter than a control file and not decodable, can be what a torn write of
+// walseg's left: the first bytes of one control file of this WAL. Every byte it covers of what
+// stays the same from one version of this WAL's control file to the next (magic, version,
+// system identifier, segment and block size: those of walseg.control, or of any WAL when
+// there is none yet) and of the zero padding after the CRC must be as walseg writes it
+// (break-it round 32: a 0600 text file beginning "WSCT" was removed as a leftover).
+bool a_prefix_of_ours(std::span<const std::byte> prefix, const std::optional<WalControl>& cur) {
+  std::array<std::byte, kControlFileBytes> want{};
+  encode_control(cur.value_or(WalControl{}), want.data());
+  auto same = [&](std::size_t from, std::size_t len) {
+    for (std::size_t i = from; i < from + len && i < prefix.size(); ++i)
+      if (prefix[i] != want[i]) return false;
+    return true;
+  };
+  if (!same(0, kControlSysIdOffset)) return false;  // magic and version
+  if (cur && !same(kControlSysIdOffset, kControlTimelineOffset - kControlSysIdOffset)) return false;
+  return same(kControlCrcOffset + 4, kControlFileBytes - kControlCrcOffset - 4);
 }
 
 // Why the file under the temporary name is not a leftover of write_control, or nullopt if it
@@ -110,6 +138,24 @@ std::optional<std::string> not_a_control_leftover(const Directory& dir, const st
     // exchange under this name) is someone's; a torn one of ours does not decode.
     std::string why;
     const auto other = decode_control(std::span(buf.data(), got), &why);
+    // walseg writes a control file whole, in one write: a crash leaves it whole or a prefix of
+    // it, never a whole one that does not decode (a copy edited by hand: break-it round 32).
+    if (!other && got == kControlFileBytes)
+      return fmt::format("it is a whole control file that does not decode ({}): edited or damaged, not what a "
+                         "crash leaves (walseg writes its control file whole, and a crash keeps all of it or a "
+                         "first part)",
+                         why);
+    if (!other) {
+      std::optional<WalControl> cur;
+      try {
+        cur = read_control_named(dir, kControlFileName);
+      } catch (const Error&) {
+        // damaged: the writer refuses the directory for that
+      }
+      if (!a_prefix_of_ours(std::span(buf.data(), got), cur))
+        return std::string("it begins like a control file, but its other bytes are not what walseg writes in this "
+                           "WAL's control file (not a first part of one a crash cut short)");
+    }
     if (other && system_id != 0 && other->system_id != system_id)
       return fmt::format("it is the control file of another WAL (system identifier {})", other->system_id);
     if (other && system_id != 0)
@@ -186,6 +232,41 @@ std::optional<WalControl> read_control(const std::string& dir_path) {
   return read_control(Directory::open(dir_path));
 }
 
+namespace {
+
+// A file of this process's own left under walseg.control.tmp by an update whose unlink failed
+// (EIO): the old control file after the exchange, or the new one after a failed update. Per
+// directory (by device and inode), so that the next update removes it rather than refusing it
+// as a stranger's (break-it round 32 L6: "put there while walseg had the directory open").
+std::mutex g_left_mu;
+std::map<std::pair<std::uint64_t, std::uint64_t>, FileIdentity> g_left;
+
+std::pair<std::uint64_t, std::uint64_t> dir_key(const Directory& dir) {
+  struct stat st{};
+  if (::fstat(dir.fd(), &st) != 0) return {0, 0};
+  return {static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino)};
+}
+
+// Notes the file under the temporary name as this process's own if it is the file `st` was.
+void note_left_behind(const Directory& dir, const struct stat& st) {
+  struct stat now{};
+  if (st.st_ino == 0 || ::fstatat(dir.fd(), kControlTempFileName, &now, AT_SYMLINK_NOFOLLOW) != 0 ||
+      now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+    return;
+  std::lock_guard lk(g_left_mu);
+  g_left[dir_key(dir)] = identity_of(dir.fd(), kControlTempFileName, now);
+}
+
+bool left_behind_here(const Directory& dir) {
+  struct stat now{};
+  if (::fstatat(dir.fd(), kControlTempFileName, &now, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  std::lock_guard lk(g_left_mu);
+  const auto it = g_left.find(dir_key(dir));
+  return it != g_left.end() && same_identity(it->second, identity_of(dir.fd(), kControlTempFileName, now));
+}
+
+}  // namespace
+
 struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
@@ -225,18 +306,24 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
     // Once the opening has dealt with a crash's leftover, a file under the name was put there
     // since, by someone else (break-it round 31 H1: a running writer's next update removed an
     // empty file, or a plain copy of walseg.control, put there during the run).
-    if (temp == ControlTemp::kRefuse)
+    if (temp == ControlTemp::kRefuse && left_behind_here(dir)) {
+      dir.unlink(kControlTempFileName, true);
+    } else if (temp == ControlTemp::kRefuse) {
       throw make_error(EEXIST, "replace", dir.path_of(kControlTempFileName),
                        fmt::format("could not update \"{}\": \"{}\", the name walseg writes its next version under, "
                                    "holds a file put there while walseg had the directory open (a crash's leftover "
                                    "there is removed when a writer opens it), so it is not walseg's and walseg will "
                                    "not remove it; move it out of the directory",
                                    control, dir.path_of(kControlTempFileName)));
-    // Without a control file yet, a leftover is of a first write that a crash cut short,
-    // under the system identifier that attempt made: any control file there is walseg's.
-    check_control_temp(dir, dir.exists(kControlFileName) ? c.system_id : 0);
-    dir.unlink(kControlTempFileName, true);
+    } else {
+      // Without a control file yet, a leftover is of a first write that a crash cut short,
+      // under the system identifier that attempt made: any control file there is walseg's.
+      check_control_temp(dir, dir.exists(kControlFileName) ? c.system_id : 0);
+      dir.unlink(kControlTempFileName, true);
+    }
   }
+  struct stat old{};  // the control file replaced: its removal after the exchange may fail
+  if (::fstatat(dir.fd(), kControlFileName, &old, AT_SYMLINK_NOFOLLOW) != 0) old = {};
   File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, kOwnFileMode);
   struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
   try {
@@ -263,6 +350,7 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
                                    "directory",
                                    control, dir.path_of(kControlTempFileName)));
     if (!r.replaced) throw refusal(r.why);
+    if (!r.left_at_from) note_left_behind(dir, old);
     if (r.left_at_from)
       log(LogLevel::kWarning,
           fmt::format("updated \"{}\", but a file moved onto it or onto \"{}\" meanwhile is not walseg's and is now "
@@ -275,6 +363,7 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
       if (mine.st_ino == 0 || dir.names_file(kControlTempFileName, mine)) dir.unlink(kControlTempFileName, true);
     } catch (const Error&) {
       // the next write removes it first; the original error is the one that matters
+      note_left_behind(dir, mine);
     }
     throw;
   }
