@@ -201,4 +201,23 @@ BOOST_AUTO_TEST_CASE(AMemoryLimitEndsTheRunWithAMessageNotAnAbort) {
   }
 }
 
+// Break-it round 33 L2: the catch added for a thread's EAGAIN also took walseg's own errors,
+// and a busy directory's flock fails with EWOULDBLOCK (EAGAIN): every "in use by process N"
+// refusal began "could not start a thread" and blamed ulimit.
+BOOST_AUTO_TEST_CASE(ABusyDirectoryIsSaidToBeInUseNotAThreadLimit) {
+  const std::string wal = dir + "/wal", acks = dir + "/acks";
+  ToolProcess p({"write", "--dir", wal, "--seconds", "60", "--ack-log", acks, "-c", "walseg.segment_size=1MB"},
+                dir + "/first.out", dir + "/first.err");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(50);
+  while (!contains(slurp(acks), "\nack ") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  Result r = run("write --dir '" + wal + "' --records 1 -c walseg.segment_size=1MB");
+  p.signal(SIGTERM);
+  p.wait(30);
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, "it is in use by process"), r.err);
+  BOOST_TEST(!contains(r.err, "could not start a thread"), r.err);
+  BOOST_TEST(!contains(r.err, "ulimit"), r.err);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

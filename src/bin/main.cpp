@@ -112,7 +112,9 @@ int main(int argc, char** argv) {
   } catch (const std::system_error& e) {
     // std::thread's EAGAIN: a bare "Resource temporarily unavailable" named nothing to change
     // (break-it round 30: under ulimit -u or -v).
-    if (e.code() == std::errc::resource_unavailable_try_again)
+    // walseg's own errors are system_errors too, and EWOULDBLOCK is EAGAIN: a busy directory's
+    // flock is not a thread (break-it round 33 L2).
+    if (e.code() == std::errc::resource_unavailable_try_again && dynamic_cast<const walseg::Error*>(&e) == nullptr)
       std::fprintf(stderr, "walseg: could not start a thread: %s (a limit on processes or memory: ulimit -u, ulimit -v)\n",
                    e.what());
     else
