@@ -415,6 +415,42 @@ BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten
   }
 }
 
+// Break-it round 33: walseg.lock kept a writer's PID after it closed cleanly, so the next
+// opening took any file under its temporary names for its crash's leftover. A clean close
+// names only the writers that may still have left something: itself while a temporary file
+// named for it remains (or its own control file left by a failed unlink), an earlier writer
+// while one is named for it.
+BOOST_AUTO_TEST_CASE(a_clean_close_names_only_writers_whose_leftovers_remain) {
+  const std::uint32_t me = self();
+  put_file(dir / "walseg.lock", lock_file_text({123, 77}));
+  put_file(dir / "xlogtemp.77.3", "");
+  Directory d = Directory::open(dir.path());
+  {
+    DirLock lock = DirLock::acquire(d);
+    put_file(dir / ("xlogtemp." + std::to_string(me) + ".0"), "");
+    lock.mark_clean_close(d, false);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}));
+  }
+  ::unlink((dir / ("xlogtemp." + std::to_string(me) + ".0")).c_str());
+  {
+    DirLock lock = DirLock::acquire(d);
+    lock.mark_clean_close(d, true);  // its own walseg.control.tmp is still there
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}));
+  }
+  ::unlink((dir / "xlogtemp.77.3").c_str());
+  {
+    DirLock lock = DirLock::acquire(d);
+    BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me}), boost::test_tools::per_element());
+    lock.mark_clean_close(d, false);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({}));
+    BOOST_TEST(lock_file_pids(d).empty());
+  }
+  // A lock file naming no writer is walseg's: the next writer takes it and names itself.
+  DirLock lock = DirLock::acquire(d);
+  BOOST_TEST(lock.earlier_writer_pids().empty());
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me}));
+}
+
 // Break-it round 25 M2: the lock file was truncated and then written, so a kill between the two
 // left it empty, and the earlier writers it listed (whose leftovers remained) were forgotten.
 // walseg now writes the new list over the old one and then cuts it: what a crash between the

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "walseg/dir_lock.h"
 #include "walseg/error.h"
 #include "walseg/failpoint.h"
 #include "walseg/log.h"
@@ -125,6 +126,23 @@ inline void put_as_walseg_makes_it(const std::string& path, const std::string& c
   BOOST_REQUIRE(::fchmod(fd, 0600) == 0);
   BOOST_REQUIRE(::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size()));
   ::close(fd);
+}
+
+/// Makes `wal`'s walseg.lock say its last writer crashed, as a kill -9 leaves it: still naming
+/// that writer (only a clean close takes its PID out: DirLock::mark_clean_close), whose
+/// temporary files (xlogtemp.<pid>[.N], walseg.control.tmp) are the only leftovers a writer's
+/// opening removes. Rewritten in place (the same file, born when it was), as walseg does.
+/// Returns the PID, the test's own, which no writer the test runs can have; a test that fakes
+/// a crashed writer's leftovers names them for it.
+inline std::string as_if_the_last_writer_crashed(const std::string& wal) {
+  const auto pid = static_cast<std::uint32_t>(::getpid());
+  const std::string text = walseg::lock_file_text({pid});
+  const std::string path = wal + "/walseg.lock";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  BOOST_REQUIRE_MESSAGE(fd >= 0, path << ": " << std::strerror(errno));
+  BOOST_REQUIRE(::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+  ::close(fd);
+  return std::to_string(pid);
 }
 
 inline std::vector<char> read_all(const std::string& path) {

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "tool_process.h"
 #include "tool_test_util.h"
 #include "walseg/dir_lock.h"
 
@@ -171,7 +172,7 @@ BOOST_AUTO_TEST_CASE(AnotherWalsControlFileAsControlTempBesideALockIsRefused) {
 BOOST_AUTO_TEST_CASE(ARefusedOpenPutsTheLastWritersPidBack) {
   const std::string wal = dir + "/wal";
   BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
-  const std::string pid = last_writer_pid(wal);
+  const std::string pid = as_if_the_last_writer_crashed(wal);
   put_as_walseg_would(wal + "/xlogtemp." + pid + ".7", std::string(8192, '\0'));  // its crash's
   auto refused = run("write --dir '" + wal + "' --records 1 -c walseg.segment_size=2MB");
   BOOST_TEST(refused.status != 0, refused.err);
@@ -633,12 +634,10 @@ BOOST_AUTO_TEST_CASE(AWriterKilledBeforeItsCleanUp_LeavesTheEarlierCrashsLeftove
   BOOST_TEST_REQUIRE(c.status == 0, c.err);
   BOOST_TEST(contains(c.err, "removed leftover temporary file \"" + wal + "/" + temps[0] + "\""), c.err);
   for (const auto& n : entries(wal)) BOOST_TEST(n.rfind("xlogtemp.", 0) != 0, n);
-  // Once they are removed, walseg.lock names its last writer alone again.
-  const std::string pid = last_writer_pid(wal);
-  BOOST_TEST(!pid.empty());
+  // Once they are removed, and the last writer closed cleanly, walseg.lock names no writer.
   std::ostringstream lock;
   lock << std::ifstream(wal + "/walseg.lock", std::ios::binary).rdbuf();
-  BOOST_TEST(lock.str() == walseg::lock_file_text({static_cast<std::uint32_t>(std::stoul(pid))}));
+  BOOST_TEST(lock.str() == walseg::lock_file_text({}));
   BOOST_TEST(run("recover --dir '" + wal + "'").status == 0);
 }
 
@@ -716,6 +715,7 @@ BOOST_AUTO_TEST_CASE(BreakIt23_H1_ACopyOfASegmentWalsegMayNotChangeIsNeverWritte
 BOOST_AUTO_TEST_CASE(BreakIt23_H2_AControlTempNotMadeAsWalsegMakesItIsRefusedNotRemoved) {
   const std::string wal = dir + "/wal";
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  as_if_the_last_writer_crashed(wal);  // else no file there is a leftover, whatever it holds
   fs::copy_file(wal + "/walseg.control", wal + "/walseg.control.tmp");
   fs::permissions(wal + "/walseg.control.tmp", fs::perms::owner_read | fs::perms::owner_write |
                                                    fs::perms::group_read | fs::perms::others_read);
@@ -1057,6 +1057,7 @@ BOOST_AUTO_TEST_CASE(BreakIt27_H2_AnEarlierControlFileCopiedToTheTempNameIsABack
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
   BOOST_TEST_REQUIRE(std::system(("cp '" + wal + "/walseg.control' '" + backup + "'").c_str()) == 0);
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 5" + k1MB).status == 0);
+  as_if_the_last_writer_crashed(wal);  // else no file there is a leftover, whatever it holds
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the clock's tick
   BOOST_TEST_REQUIRE(std::system(("cp '" + backup + "' '" + wal + "/walseg.control.tmp'").c_str()) == 0);
   BOOST_TEST_REQUIRE(mode_of(wal + "/walseg.control.tmp") == 0600u);
@@ -1151,7 +1152,8 @@ BOOST_AUTO_TEST_CASE(BreakIt29_CopiesOfAReadySegmentOrOfTheControlFileAreLeftAlo
   fs::rename(made, dir + "/kept7");
   BOOST_TEST(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 510);
-  // The control file, copied with its times kept.
+  // The control file, copied with its times kept (after a crash: else no file there is a leftover).
+  as_if_the_last_writer_crashed(wal);
   BOOST_TEST_REQUIRE(std::system(("cp -a '" + wal + "/walseg.control' '" + wal + "/walseg.control.tmp'").c_str()) == 0);
   const std::string control_copy = bytes_of(wal + "/walseg.control.tmp");
   auto c = run("write --dir '" + wal + "' --records 1" + k1MB);
@@ -1271,6 +1273,40 @@ BOOST_AUTO_TEST_CASE(BreakIt32_ACrashInsideAModeSwitchLeavesALeftoverNotABackup)
   BOOST_TEST(!contains(w.err, "a backup"), w.err);
   BOOST_TEST(!fs::exists(wal + "/walseg.control.tmp"));
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 5);
+}
+
+// Break-it round 33 (HIGH): walseg.lock kept the last writer's PID after it closed cleanly,
+// so the next writer took a file under walseg.control.tmp (a plain copy of walseg.control) or a
+// zero-filled xlogtemp.<that PID>.<n>, both put there afterwards or during the run, for the
+// leftovers of its crash and removed them. A clean close takes the PID out: nothing is a
+// leftover then, and a crash (which leaves the PID) still has its leftovers removed.
+BOOST_AUTO_TEST_CASE(BreakIt33_H_AfterACleanCloseNoFileIsTakenForTheLastWritersLeftover) {
+  const std::string wal = dir + "/wal";
+  ToolProcess p({"write", "--dir", wal, "--records", "20", "-c", "walseg.segment_size=1MB"}, dir + "/out",
+                dir + "/err");
+  const std::string pid = std::to_string(p.pid());
+  const int status = p.wait(120);
+  BOOST_TEST_REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0), bytes_of(dir + "/err"));
+  BOOST_TEST(last_writer_pid(wal) == "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after walseg.lock, as a leftover is
+  const std::string temp = wal + "/xlogtemp." + pid + ".0", control_temp = wal + "/walseg.control.tmp";
+  put_as_walseg_would(temp, std::string(65536, '\0'));
+  put_as_walseg_would(control_temp, bytes_of(wal + "/walseg.control"));
+  const std::string control_copy = bytes_of(control_temp);
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "walseg.lock names no writer whose crash may have left it"));
+  for (const std::string cmd : {"write --records 1", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + wal + "'" + k1MB);
+    BOOST_TEST(r.status == 1, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "names no writer whose crash may have left it"), r.err);
+    BOOST_TEST((bytes_of(control_temp) == control_copy));
+    BOOST_TEST(fs::exists(temp));
+  }
+  fs::rename(control_temp, dir + "/kept.control");
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(temp), w.err);
+  BOOST_TEST(contains(w.err, "leaving \"" + temp + "\" alone"), w.err);
+  BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 21);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

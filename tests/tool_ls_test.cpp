@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(AppendModeSegments_BrokenFilesAndControlCharacters_AreLabel
 BOOST_AUTO_TEST_CASE(TemporaryNamesAreLabelledAsTheWriterTreatsThem) {
   const std::string wal = dir + "/wal";
   BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 3 -c walseg.segment_size=1MB").status == 0);
-  const std::string pid = last_writer_pid(wal);
+  const std::string pid = as_if_the_last_writer_crashed(wal);
   put_as_walseg_would(wal + "/xlogtemp." + pid, std::string(8192, '\0'));
   put_as_walseg_would(wal + "/xlogtemp.8", std::string(100, 'X'));
   put_as_walseg_would(wal + "/xlogtemp.7", std::string(8192, '\0'));  // another process's name

@@ -59,13 +59,13 @@ inline boost::test_tools::assertion_result tool_built(boost::unit_test::test_uni
   return ok;
 }
 
-/// The PID in `wal`'s walseg.lock: the last writer, whose temporary files (xlogtemp.<pid>[.N])
-/// are the only leftovers a writer's open removes. A test that fakes a crashed writer's
-/// leftovers names them so. "" without a lock file.
+/// The first PID in `wal`'s walseg.lock: the holder, or a last writer that did not close the
+/// directory cleanly (a clean close takes its PID out: DirLock::mark_clean_close). "" without
+/// a lock file or a PID line.
 inline std::string last_writer_pid(const std::string& wal) {
   std::string magic, pid;
-  std::ifstream(wal + "/walseg.lock") >> magic >> pid;  // "walseg.lock", then the PID lines
-  return pid;
+  std::ifstream(wal + "/walseg.lock") >> magic >> pid;  // "walseg.lock", then the PID lines, then "end"
+  return pid == "end" ? std::string() : pid;
 }
 
 /// A file written as walseg makes its own (mode 0600, this user), so that only what a test
@@ -76,6 +76,7 @@ inline void put_as_walseg_would(const std::string& path, const std::string& cont
   }
   fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
 }
+
 
 inline bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

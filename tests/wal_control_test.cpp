@@ -445,6 +445,7 @@ BOOST_AUTO_TEST_CASE(only_a_whole_control_file_or_a_first_part_of_one_is_a_lefto
   walseg_test::TempDir t;
   const std::string d = t / "wal";
   { auto wal = Wal::open(d, small_config()); }
+  walseg_test::as_if_the_last_writer_crashed(d);  // else no file there is a leftover
   const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
   std::string edited(control.begin(), control.end());
   edited[100] = '\x07';
@@ -491,6 +492,41 @@ BOOST_AUTO_TEST_CASE(a_file_put_under_the_temporary_name_during_a_run_is_refused
   }
 }
 
+// Break-it round 33 (HIGH): a file put under walseg.control.tmp during a run was refused by
+// that writer, but once it had ended the next opening took the file for its crash's leftover
+// and removed it (a plain copy of walseg.control, empty, zeros). A writer that closes cleanly
+// takes its PID out of walseg.lock, so no later opening takes a file there for a leftover.
+BOOST_AUTO_TEST_CASE(a_file_put_under_the_temporary_name_during_a_run_is_not_removed_by_the_next_writer) {
+  for (const std::string kind : {"empty", "zeros", "copy"}) {
+    BOOST_TEST_CONTEXT(kind) {
+      walseg_test::TempDir t;
+      const std::string d = t / "wal";
+      const std::string temp = d + "/" + kControlTempFileName;
+      std::string content;
+      {
+        auto wal = Wal::open(d, walseg_test::small_wal_config(kSeg, 0));
+        wal->writer().flush(wal->writer().append(std::vector<std::byte>(100, std::byte{1})));
+        const std::vector<char> control = walseg_test::read_all(d + "/" + kControlFileName);
+        content = kind == "empty" ? std::string() : kind == "zeros" ? std::string(512, '\0')
+                                                                    : std::string(control.begin(), control.end());
+        walseg_test::put_as_walseg_makes_it(temp, content);
+        BOOST_CHECK_THROW(wal->manager().mark_durable(wal->writer().flushed_lsn() + 1), Error);
+      }
+      BOOST_CHECK_EXCEPTION(Wal::open(d, walseg_test::small_wal_config(kSeg, 0)), Error, [&](const Error& e) {
+        return e.errnum() == EEXIST && std::string(e.what()).find(temp) != std::string::npos &&
+               std::string(e.what()).find("names no writer whose crash may have left it") != std::string::npos;
+      });
+      BOOST_TEST_REQUIRE(walseg_test::path_exists(temp));
+      const std::vector<char> now = walseg_test::read_all(temp);
+      BOOST_TEST(std::string(now.begin(), now.end()) == content);
+      // Moved out, the WAL opens with its record.
+      BOOST_REQUIRE(::rename(temp.c_str(), (t / "kept").c_str()) == 0);
+      auto wal = Wal::open(d, walseg_test::small_wal_config(kSeg, 0));
+      BOOST_TEST(wal->recovery().records == 1u);
+    }
+  }
+}
+
 // bench/crash_states.sh (seed 1796158616): a power cut inside the control file's write left
 // walseg.control.tmp 1 byte long, the first byte of the magic number, and every later open was
 // refused ("does not begin like a control file"). A prefix of a control file is walseg's.
@@ -500,12 +536,14 @@ BOOST_AUTO_TEST_CASE(a_control_file_torn_shorter_than_its_magic_is_a_leftover) {
   { auto wal = Wal::open(d, small_config()); }
   for (const std::string prefix : {"W", "WS", "WSC"}) {
     BOOST_TEST_CONTEXT(prefix) {
+      walseg_test::as_if_the_last_writer_crashed(d);  // else no file there is a leftover
       walseg_test::put_as_walseg_makes_it(d + "/" + kControlTempFileName, prefix);
       BOOST_CHECK_NO_THROW(Wal::open(d, small_config()));
       BOOST_TEST(!walseg_test::path_exists(d + "/" + kControlTempFileName));
     }
   }
   // Anything else that short is still someone's.
+  walseg_test::as_if_the_last_writer_crashed(d);
   walseg_test::put_as_walseg_makes_it(d + "/" + kControlTempFileName, "x");
   BOOST_CHECK_THROW(Wal::open(d, small_config()), Error);
 }

@@ -158,6 +158,7 @@ BOOST_AUTO_TEST_CASE(a_writer_epoch_at_its_limit_is_refused_not_wrapped) {
 BOOST_AUTO_TEST_CASE(a_control_temp_name_that_is_not_a_plain_file_of_walseg_is_left_alone) {
   const std::string d = dir / "wal";
   write_records(d, 3);
+  walseg_test::as_if_the_last_writer_crashed(d);  // else no file there is a leftover, whatever it is
   const std::string tmp = d + "/" + kControlTempFileName, target = dir / "precious";
   walseg_test::write_bytes(target, 0, 6, 'p');
   auto plant = [&](int kind) {

@@ -13,6 +13,7 @@
 //     walseg.lock
 //     <PID>            the holder's, then up to kMaxLockFilePids - 1 earlier writers'
 //     end
+// (no PID line at all once the last writer closed the directory cleanly: mark_clean_close),
 // possibly followed by the tail of a longer list it replaced (the new list is written over
 // the old one and the file then cut to its length, so a crash in between leaves a whole list
 // first; reading stops at `end`). The earlier writers are those whose crash leftovers
@@ -80,6 +81,18 @@ class DirLock {
   /// holds). Nothing when it named no earlier writer. Throws walseg::Error from the write or
   /// the sync (walseg.lock then still lists them, which only keeps their leftovers removable).
   void forget_earlier_writers();
+  /// For a writer that ends without crashing (SegmentManager's destructor, once its
+  /// preallocator has stopped and removed its temporary file durably): rewrites walseg.lock to
+  /// name only the writers that may still have left something here, and fdatasyncs it. That is
+  /// this process while a temporary file named for it (xlogtemp.<pid>[.<n>]) remains or when
+  /// `left_control_temp` (its own walseg.control.tmp, left by a failed unlink), and an earlier
+  /// writer still listed while one is named for it. A lock file that names no writer says the
+  /// last one closed the directory cleanly, as PostgreSQL's pg_control says "shut down": no
+  /// crash left anything, so the next opening takes no temporary file for a leftover (break-it
+  /// round 33: a walseg.control.tmp put there during a run was removed by the next writer as
+  /// its crash's). Call only after every control-file update and directory fsync. Never throws:
+  /// a failure is logged and leaves the PIDs, which only keeps leftovers removable.
+  void mark_clean_close(const Directory& dir, bool left_control_temp) noexcept;
   /// Whether walseg.lock was there before acquire() (a walseg opener used the directory before,
   /// even if a power cut lost the PID it wrote); false for a lock file this lock made.
   bool lock_file_existed() const { return !made_ && file_.is_open(); }

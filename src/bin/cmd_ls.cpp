@@ -224,6 +224,9 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     if (!control && !lock_file_pid(dir))
       return "not walseg's: no walseg.control and no walseg.lock of an earlier writer here, so no walseg crash "
              "left it (a writer refuses the directory until it is moved away)";
+    if (!lock_file_pid(dir))
+      return "not walseg's: walseg.lock names no writer whose crash may have left it (the last one closed the "
+             "directory cleanly), so no walseg crash left it (a writer refuses the directory until it is moved away)";
     try {
       check_control_temp(dir, control ? control->system_id : 0);
     } catch (const Error&) {

@@ -303,6 +303,28 @@ void DirLock::forget_earlier_writers() {
   previous_pids_.clear();
 }
 
+void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noexcept {
+  if (!file_.is_open()) return;
+  try {
+    const auto me = static_cast<std::uint32_t>(::getpid());
+    const std::vector<std::uint32_t> with_leftovers = pids_with_temp_files(dir);
+    auto left_some = [&](std::uint32_t p) {
+      return std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end();
+    };
+    std::vector<std::uint32_t> pids;
+    if (left_control_temp || left_some(me)) pids.push_back(me);
+    for (std::uint32_t p : previous_pids_)
+      if (p != me && left_some(p) && pids.size() < kMaxLockFilePids) pids.push_back(p);
+    write_lock_file(file_, pids);
+    file_.fdatasync();
+    previous_pids_.clear();
+  } catch (const std::exception& e) {
+    log(LogLevel::kLog, fmt::format("could not mark \"{}\" closed cleanly: {}; the next writer takes temporary files "
+                                    "named for this process for its crash's leftovers",
+                                    dir.path_of(kLockFileName), e.what()));
+  }
+}
+
 // Under the directory's flock, which this lock still holds: no other walseg opener can have
 // taken the lock file in between, so the file under the name is the one this open made.
 void DirLock::remove_if_made(Directory& dir) noexcept {

@@ -266,6 +266,18 @@ struct Scanner {
                                      "no {} and no {} of an earlier writer, so no walseg crash left it there: it is "
                                      "not walseg's, and walseg will not remove it; move it out of the directory",
                                      dir.path_of(name), dir.path(), kControlFileName, kLockFileName));
+      // A walseg.lock naming no writer says the last one closed the directory cleanly (its PID
+      // is synced before it makes any file, and taken out only after its last control-file
+      // update: DirLock::mark_clean_close), so no crash left this: someone put it there since,
+      // perhaps during that writer's run, which refused it (break-it round 33: the next
+      // opening removed a copy of walseg.control put there during a run as a leftover).
+      if (earlier_writer_pids.empty())
+        throw make_error(EEXIST, "open", dir.path_of(name),
+                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" "
+                                     "names no writer whose crash may have left it (the last one closed the "
+                                     "directory cleanly), so no walseg crash left it there: it is not walseg's, and walseg "
+                                     "will not remove it; move it out of the directory",
+                                     dir.path_of(name), dir.path_of(kLockFileName)));
       // Someone's file under that name: refuse, never remove. A control file this opening
       // made follows a first write a crash cut short, under another system identifier.
       check_control_temp(dir, control_is_new ? 0 : control.system_id);

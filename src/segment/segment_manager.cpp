@@ -11,6 +11,7 @@
 #include "walseg/auto_method.h"
 #include "walseg/fs_info.h"
 #include "walseg/log.h"
+#include "walseg/wal_control.h"
 
 namespace walseg {
 namespace {
@@ -111,7 +112,20 @@ void SegmentManager::open(const Options& opts) {
   if (background_) start_preallocator();
 }
 
-SegmentManager::~SegmentManager() { stop_preallocator(); }
+SegmentManager::~SegmentManager() {
+  stop_preallocator();
+  // Once every removal of a temporary file is durable (the preallocator's stop, a foreground
+  // create's failure) and after every control-file update, what a crash could leave is gone
+  // for good, and walseg.lock may say so: else a power cut could bring a temporary file back
+  // with no PID in walseg.lock naming its writer.
+  try {
+    dir_.fsync();
+  } catch (const Error& e) {
+    log(LogLevel::kLog, fmt::format("{}; {} keeps this process's PID", e.what(), kLockFileName));
+    return;
+  }
+  lock_.mark_clean_close(dir_, control_temp_left_by_this_process(dir_));
+}
 
 void SegmentManager::start_preallocator() {
   stop_ = false;
