@@ -122,6 +122,12 @@ BOOST_AUTO_TEST_CASE(Verdict_EndsWithWhatToSetForEachHost_FromTheRows) {
   BOOST_TEST(contains(tail, "walseg.init_method = " + ext + "  ("), tail);
   BOOST_TEST(contains(tail, "the walseg tool:"), tail);
   if (!recycle.empty()) BOOST_TEST(contains(tail, "wal_recycle = on  ("), tail);
+  // A choice that reserves no space says what a full disk then does (new-user trial 16).
+  const std::string why_pg = set["postgresql"]["why"]["wal_init_zero"].get<std::string>();
+  BOOST_TEST(contains(why_pg, "a full disk fails a commit's WAL write (in PostgreSQL a PANIC)") == (pg == "off"),
+             why_pg);
+  const std::string why_tool = set["walseg"]["why"]["walseg.init_method"].get<std::string>();
+  BOOST_TEST(contains(why_tool, "reserves no space") == (both == "sparse" || both == "none"), why_tool);
 }
 
 BOOST_AUTO_TEST_CASE(Json_ReferenceRowsMarked_SyscallsNullWhereUncounted_SwitchCountersIncluded) {

@@ -1186,7 +1186,11 @@ BOOST_AUTO_TEST_CASE(BreakIt30_H1_BytesAppendedToAnAppendModeSegmentAreNotWritte
     BOOST_TEST(!contains(w.err, "truncated or only partly copied"), w.err);
     BOOST_TEST((bytes_of(ready) == before));
   }
-  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "bytes other than zeros follow the stamp"));
+  const std::string listed = run("ls --dir '" + wal + "'").out;
+  BOOST_TEST(contains(listed, "bytes other than zeros follow the stamp"), listed);
+  // It holds no record: ls does not say it may hold this WAL (break-it round 33 LOW).
+  BOOST_TEST(!contains(listed, "may hold this WAL"), listed);
+  BOOST_TEST(!contains(listed, "do not move it out"), listed);
   fs::rename(ready, dir + "/kept");
   BOOST_TEST(run("write --dir '" + wal + "' --records 10" + none).status == 0);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 1510);
@@ -1208,6 +1212,10 @@ BOOST_AUTO_TEST_CASE(BreakIt31_H2_ACopyThatKeptItsTimesOfAReadySegmentWithOtherB
       const std::string wal = dir + "/wal";
       fs::remove_all(wal);
       BOOST_TEST_REQUIRE(run(c.make + " --dir '" + wal + "'").status == 0);
+      // The writer's preallocator may not have finished segment 2 when the run ended (its stop
+      // cancels a fill): then create makes it.
+      if (c.make.rfind("write", 0) == 0 && !fs::exists(wal + "/000000010000000000000002"))
+        BOOST_TEST_REQUIRE(run("create --method zero_write --start 2 --dir '" + wal + "'" + k1MB).status == 0);
       const std::string seg = wal + "/000000010000000000000002", aside = dir + "/aside";
       BOOST_TEST_REQUIRE(contains(run("ls --dir '" + wal + "'").out, "preallocated, not yet written"));
       BOOST_TEST_REQUIRE(std::system(("cp -a '" + seg + "' '" + aside + "'").c_str()) == 0);

@@ -475,7 +475,33 @@ BOOST_AUTO_TEST_CASE(BenchRefusesAnEmptyOrWalDirAndSaysWhenWriteBytesIsCapped) {
   auto capped = run("bench --dir '" + dir + "/b' --phases write --methods sparse --segments 1 --segment-size 1MB"
                     " --write-bytes 32MB");
   BOOST_TEST(capped.status == 0, capped.err);
-  BOOST_TEST(contains(capped.out, "1MB per segment (the whole segment: --write-bytes 32MB is more than one)"), capped.out);
+  BOOST_TEST(contains(capped.out, "1MB per segment (the whole segment: the 32MB of --write-bytes, given or its default, is more than one)"), capped.out);
+}
+
+// New-user trial 16 (MEDIUM): `write --dir home` on a directory of the user's files started a
+// WAL there, beside them, with only a LOG line per file. As initdb, a new WAL starts only in a
+// new or empty directory (an empty filesystem's lost+found aside); a WAL directory goes on.
+BOOST_AUTO_TEST_CASE(ANewWalIsStartedOnlyInANewOrEmptyDirectory) {
+  const std::string home = dir + "/home";
+  fs::create_directories(home + "/src");
+  std::ofstream(home + "/notes.txt") << "important\n";
+  const auto before = entries(home);
+  for (const std::string cmd : {"write --records 2", "create --method zero_write --count 1"}) {
+    auto r = run(cmd + " --dir '" + home + "'" + k1MB);
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "holds no walseg WAL (no walseg.control) but other files ("), r.err);
+    BOOST_TEST(contains(r.err, "\"notes.txt\""), r.err);
+    BOOST_TEST(contains(r.err, "\"src\""), r.err);
+    BOOST_TEST(contains(r.err, "give a new directory, such as \"" + home + "/wal\""), r.err);
+    BOOST_TEST((entries(home) == before), cmd);
+  }
+  BOOST_TEST(run("write --records 2 --dir '" + home + "/wal'" + k1MB).status == 0);
+  // An empty filesystem's root holds lost+found; an existing WAL holds anything it likes.
+  const std::string root = dir + "/root";
+  fs::create_directories(root + "/lost+found");
+  BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
+  std::ofstream(root + "/notes.txt") << "later\n";
+  BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -11,6 +11,16 @@
 namespace walseg::tool {
 namespace {
 
+// A choice that reserves no space moves "disk full" from segment creation to a commit, where
+// PostgreSQL's XLogWrite PANICs (the new-user trial: the advice said nothing of it).
+constexpr const char* kNoSpaceReserved =
+    "; it reserves no space, so a full disk fails a commit's WAL write (in PostgreSQL a PANIC) instead of a "
+    "segment's creation: keep free space watched";
+
+std::string space_caveat(InitMethod m) {
+  return m == InitMethod::kSparse || m == InitMethod::kNone ? kNoSpaceReserved : "";
+}
+
 struct Setting {
   std::string value;  ///< "" when this run cannot say
   std::string why;
@@ -32,8 +42,9 @@ Setting wal_init_zero(const FsInfo& fs, const std::vector<Row>& rows) {
   const bool on = decide_init_method(two, fs.copy_on_write) == InitMethod::kZeroWrite;
   return {on ? "on" : "off",
           fmt::format("the rule over PostgreSQL's two fills: on (zeros; creation as pg15_reference, {} us; "
-                      "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10)",
-                      cell(zc->lat.median), rule_figure(zw->lat.p10), cell(sc->lat.median), rule_figure(sw->lat.p10))};
+                      "commits as zero_write, {} us p10), off (a hole, as sparse: {} us; {} us p10){}",
+                      cell(zc->lat.median), rule_figure(zw->lat.p10), cell(sc->lat.median), rule_figure(sw->lat.p10),
+                      on ? "" : kNoSpaceReserved)};
 }
 
 // Recycling is a rename and leaves a written file, so it is worth it wherever rewriting a block
@@ -91,14 +102,15 @@ Setting prealloc(const BenchSettings& s, const std::vector<Row>& rows) {
 // The extension needs full-size segments: when the rule's choice is not one, the same rule over
 // those that are, as auto does there (auto_method.h's full_size_only).
 Setting extension_method(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows, InitMethod both) {
-  if (makes_full_size_segments(both)) return {std::string(to_string(both)), "the verdict's"};
+  if (makes_full_size_segments(both)) return {std::string(to_string(both)), "the verdict's" + space_caveat(both)};
   std::vector<ProbeResult> full;
   for (const ProbeResult& p : rule_inputs(s, rows))
     if (makes_full_size_segments(p.method)) full.push_back(p);
   if (full.empty()) return {"", "no full-size method measured (the extension refuses none and fallocate_keep_size)"};
-  return {std::string(to_string(decide_init_method(full, fs.copy_on_write))),
-          fmt::format("the rule over the full-size methods: {} makes short files, which PostgreSQL cannot use",
-                      to_string(both))};
+  const InitMethod chosen = decide_init_method(full, fs.copy_on_write);
+  return {std::string(to_string(chosen)),
+          fmt::format("the rule over the full-size methods: {} makes short files, which PostgreSQL cannot use{}",
+                      to_string(both), space_caveat(chosen))};
 }
 
 // One setting's line; a reason already printed (in `said`: recycling, for three hosts) is not
@@ -128,8 +140,8 @@ nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::
        out["postgresql_with_extension"], said);
   line("", "walseg.prealloc_segments", prealloc(s, rows), out["postgresql_with_extension"], said);
   line("", "wal_recycle", rec, out["postgresql_with_extension"], said);
-  line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's"}, out["walseg"],
-       said);
+  line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's" + space_caveat(both)},
+       out["walseg"], said);
   line("", "walseg.recycle", rec, out["walseg"], said);
   return out;
 }

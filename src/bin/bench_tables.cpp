@@ -37,7 +37,7 @@ void print_header(const BenchSettings& s, const std::vector<std::string>& phases
     if (runs({"write", "append", "commit"})) sizes += fmt::format("; writes of {}", format_size(s.write_size));
     if (runs({"write"}))
       sizes += s.write_bytes > s.segment_size
-                   ? fmt::format(", {} per segment (the whole segment: --write-bytes {} is more than one)",
+                   ? fmt::format(", {} per segment (the whole segment: the {} of --write-bytes, given or its default, is more than one)",
                                  format_size(s.segment_size), format_size(s.write_bytes))
                    : fmt::format(", {} per segment", format_size(s.write_bytes));
     sizes += "; ";

@@ -14,6 +14,7 @@
 #include "command.h"
 #include "made_directory.h"
 #include "number_options.h"
+#include "new_wal_directory.h"
 #include "postgresql_dirs.h"
 #include "settings_options.h"
 #include "tool_util.h"
@@ -147,6 +148,7 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
 
 void run_create(const CreateArgs& a) {
   refuse_wal_in_postgresql_directory(a.dir);
+  refuse_new_wal_beside_other_files(a.dir);
   std::uint64_t option_size = 0;
   const SettingsOptions settings = with_segment_size_option(a.settings, a.segment_size, &option_size);
   if (option_size != 0) refuse_segment_size_option_against_wal(a.segment_size, option_size, a.dir);

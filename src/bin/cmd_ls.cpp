@@ -94,9 +94,10 @@ std::string describe_broken(const Directory& dir, const std::string& name, const
     return fmt::format("walseg's: {}; its first page is this WAL's ({}), but the name {} is taken: compare the two "
                        "(walseg dump) before replacing either",
                        what, page_text(*p), own);
-  return fmt::format("walseg's: {}; its first page is this WAL's ({}) and the name {} is free: README (walseg ls, "
-                     "*.broken) says how to bring it back",
-                     what, page_text(*p), own);
+  // The command itself, not a pointer to README (new-user trial 16).
+  return fmt::format("walseg's: {}; its first page is this WAL's ({}) and the name {} is free: with no writer "
+                     "running, bring it back with mv '{}' '{}', then run walseg recover",
+                     what, page_text(*p), own, dir.path_of(name), dir.path_of(own));
 }
 
 // Without a control file, nothing says what segment size the directory's WAL has: a file of
@@ -165,8 +166,13 @@ std::string describe_ours(const Directory& dir, const std::string& name, const W
     what += ", preallocated, not yet written";
   else
     what += addr == own ? ", holds WAL" : fmt::format(", recycled (holds WAL of {} from an earlier life)", format_lsn(addr));
+  // One never written holds nothing to restore: the writer writes into it, which extends it
+  // (break-it round 33: ls said a writer refuses it while the writer used it).
   if (size < c.segment_size_bytes)
     what += c.append_mode ? fmt::format(", append mode: {} bytes", size)
+            : ready       ? fmt::format(", cut short: {} of {} bytes (it holds no record; a writer writes into it "
+                                        "all the same, which makes it full size again)",
+                                        size, c.segment_size_bytes)
                           : fmt::format(", cut short: {} of {} bytes (this WAL's segments are full size; a writer "
                                         "refuses it: restore the complete file)",
                                         size, c.segment_size_bytes);
@@ -266,7 +272,9 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   } catch (const Error& e) {
     return label(fmt::format("it cannot be read ({})", errno_text(e.errnum())));
   }
-  if (why) return label(*why);
+  // With a ready stamp it holds no record: nothing to give back, as in the writer's survey
+  // (break-it round 33: "may hold this WAL ... do not move it out" beside "it holds no record").
+  if (why) return ready ? fmt::format("not walseg's: {} (left alone)", *why) : label(*why);
   // The writer's survey too: this WAL's bytes in a file walseg may not change (a copy of
   // another user's, or read-only) are left alone (break-it round 23 H1).
   return describe_ours(dir, name, info, size, ready, *control);

@@ -25,6 +25,7 @@
 #include "made_directory.h"
 #include "number_options.h"
 #include "output_file.h"
+#include "new_wal_directory.h"
 #include "postgresql_dirs.h"
 #include "settings_options.h"
 #include "tool_util.h"
@@ -138,6 +139,7 @@ std::optional<std::string> is_ack_log(int fd, off_t size) {
 
 void run_write(const WriteArgs& a) {
   refuse_wal_in_postgresql_directory(a.dir);
+  refuse_new_wal_beside_other_files(a.dir);
   const std::uint64_t size = parse_size_option("--record-size", a.record_size, 0, kMaxRecordPayloadBytes);
   if (size * static_cast<std::uint64_t>(a.clients) > kMaxPayloadBuffersBytes)
     throw std::invalid_argument(fmt::format("--record-size {} with --clients {} needs {} bytes of record buffers, "

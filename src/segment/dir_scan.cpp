@@ -298,7 +298,12 @@ struct Scanner {
     const std::string what = !S_ISREG(st.st_mode)  ? "not a regular file"
                              : temp_why              ? fmt::format("{} {}", to_string(info.kind), *temp_why)
                              : st.st_nlink != 1      ? fmt::format("{} with other hard links", to_string(info.kind))
-                                                     : std::string(to_string(info.kind));
+                             : name.size() > kSegmentNameLength &&
+                                     name.compare(kSegmentNameLength, std::string::npos, kBrokenSuffix) == 0 &&
+                                     parse_segment_file_name(name.substr(0, kSegmentNameLength), kMinSegmentSizeBytes)
+                                 ? std::string("a segment walseg 0.1 moved aside (walseg ls says whether it is this "
+                                               "WAL's and how to put it back)")
+                                 : std::string(to_string(info.kind));
     report.left_alone.push_back(fmt::format("{} ({})", name, what));
     log(LogLevel::kLog, fmt::format("leaving \"{}\" alone: {}", dir.path_of(name), what));
   }

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "walseg/dir_scan.h"
 #include "walseg/error.h"
 
 namespace walseg::wal_detail {
@@ -50,7 +51,17 @@ std::optional<std::string> PageSource::open_segment(SegNo segno) {
   } catch (const Error& e) {
     // A missing file is the end of the WAL, not an error; so is a symbolic link (ELOOP) in its
     // place, which is not a segment; anything else is an I/O failure.
-    if (e.errnum() == ENOENT) return fmt::format("WAL segment {} does not exist", name);
+    if (e.errnum() == ENOENT) {
+      // walseg 0.1 moved segments aside under this name: the way back is one mv, and a backup
+      // restored instead would lose what was written since (new-user trial 16).
+      struct stat st{};
+      const std::string aside = name + kBrokenSuffix;
+      if (::fstatat(dir_.fd(), aside.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+        return fmt::format("WAL segment {} does not exist, but \"{}\" does: a segment walseg 0.1 moved aside under "
+                           "that name. If `walseg ls` says it is this WAL's, put it back first (mv \"{}\" \"{}\")",
+                           name, dir_.path_of(aside), dir_.path_of(aside), dir_.path_of(name));
+      return fmt::format("WAL segment {} does not exist", name);
+    }
     if (e.errnum() == ELOOP) return fmt::format("WAL segment {} is a symbolic link, not a regular file", name);
     throw;
   }

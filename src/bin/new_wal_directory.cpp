@@ -1,0 +1,37 @@
+// A new WAL only in a new or empty directory (new_wal_directory.h).
+#include "new_wal_directory.h"
+
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "walseg/dir_scan.h"
+#include "walseg/directory.h"
+#include "walseg/error.h"
+#include "walseg/wal_control.h"
+
+namespace walseg::tool {
+
+void refuse_new_wal_beside_other_files(const std::string& dir) {
+  std::vector<std::string> others;
+  try {
+    const Directory d = Directory::open(dir);
+    if (d.exists(kControlFileName)) return;  // a WAL's: its own rules apply
+    for (const auto& e : d.list())
+      if (!is_walseg_file_name(e.name) && e.name != "lost+found") others.push_back(e.name);
+  } catch (const Error&) {
+    return;  // missing (made new) or unreadable: the opening says what is wrong
+  }
+  if (others.empty()) return;
+  std::string named;
+  for (std::size_t i = 0; i < others.size() && i < 3; ++i) named += fmt::format("{}\"{}\"", i ? ", " : "", others[i]);
+  if (others.size() > 3) named += fmt::format(" and {} more", others.size() - 3);
+  throw std::invalid_argument(fmt::format(
+      "--dir \"{}\" holds no walseg WAL (no {}) but other files ({}): walseg starts a new WAL only in a new or empty "
+      "directory, as initdb does, so that a mistyped --dir does not fill one with segments; give a new directory, "
+      "such as \"{}/wal\"",
+      dir, kControlFileName, named, dir));
+}
+
+}  // namespace walseg::tool
