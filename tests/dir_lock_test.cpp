@@ -6,6 +6,7 @@
 // locks belong to the open file description, so a second open conflicts even here). Expected
 // PIDs come from getpid()/fork(), and the lock file is read with plain read(2).
 
+#include <fcntl.h>
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@
 #include "walseg/dir_lock.h"
 #include "walseg/directory.h"
 #include "walseg/failpoint.h"
+#include "walseg/file.h"
+#include "walseg/made_files.h"
 #include "walseg/segment_manager.h"
 
 using namespace walseg;
@@ -425,13 +428,24 @@ BOOST_AUTO_TEST_CASE(a_clean_close_names_only_writers_whose_leftovers_remain) {
   put_file(dir / "walseg.lock", lock_file_text({123, 77}));
   put_file(dir / "xlogtemp.77.3", "");
   Directory d = Directory::open(dir.path());
+  const std::string mine = "xlogtemp." + std::to_string(me) + ".0";
+  {
+    // One named for this process that it did not make (someone's, during the run or before
+    // it: PIDs are reused) does not keep its PID (break-it round 34 H1).
+    DirLock lock = DirLock::acquire(d);
+    put_file(dir / mine, "");
+    lock.mark_clean_close(d, false);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({77}));
+  }
+  ::unlink((dir / mine).c_str());
+  made_files::start();  // as SegmentManager does
   {
     DirLock lock = DirLock::acquire(d);
-    put_file(dir / ("xlogtemp." + std::to_string(me) + ".0"), "");
+    File::open_at(d, mine, O_WRONLY | O_CREAT | O_EXCL, 0600);  // made by this process
     lock.mark_clean_close(d, false);
     BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}));
   }
-  ::unlink((dir / ("xlogtemp." + std::to_string(me) + ".0")).c_str());
+  ::unlink((dir / mine).c_str());
   {
     DirLock lock = DirLock::acquire(d);
     lock.mark_clean_close(d, true);  // its own walseg.control.tmp is still there

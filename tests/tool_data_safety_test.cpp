@@ -591,6 +591,10 @@ BOOST_AUTO_TEST_CASE(BreakIt6_F3_DamageBeforeLaterSegmentsOfWalIsCorruptionWitho
   auto r = run("recover --dir '" + wal + "'");
   BOOST_TEST(r.status == 2, r.out);
   BOOST_TEST(contains(r.out, "corruption: yes"), r.out);
+  // Its "end of WAL" is where reading stopped, which it says is no place to cut the WAL
+  // (new-user trial 16).
+  BOOST_TEST(contains(r.out, "note: reading stopped at damage, not at the end of the WAL"), r.out);
+  BOOST_TEST(contains(r.out, "do not cut or overwrite the WAL at"), r.out);
   auto w = run("write --dir '" + wal + "' --records 5" + k1MB);
   BOOST_TEST(w.status == 1, w.err);
   BOOST_TEST(contains(w.err, "will not write over what follows"), w.err);
@@ -1315,6 +1319,42 @@ BOOST_AUTO_TEST_CASE(BreakIt33_H_AfterACleanCloseNoFileIsTakenForTheLastWritersL
   BOOST_TEST(fs::exists(temp), w.err);
   BOOST_TEST(contains(w.err, "leaving \"" + temp + "\" alone"), w.err);
   BOOST_TEST(records_of(run("recover --dir '" + wal + "'").out) == 21);
+}
+
+// Break-it round 34 H1: a clean close kept the writer's PID in walseg.lock while any file
+// named xlogtemp.<its PID>.* was there, whoever made it, so a zero-filled one a user put there
+// during the run (or before it, for a PID to come) was removed by the next writer. Only a
+// temporary file the writer made itself keeps its PID.
+BOOST_AUTO_TEST_CASE(BreakIt34_H1_AFileNamedForTheRunningWriterIsNotItsLeftover) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  ToolProcess p({"write", "--dir", wal, "--seconds", "2", "-c", "walseg.segment_size=1MB"}, dir + "/out",
+                dir + "/err");
+  const std::string temp = wal + "/xlogtemp." + std::to_string(p.pid()) + ".0";
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  put_as_walseg_would(temp, std::string(4096, '\0'));
+  const int status = p.wait(120);
+  BOOST_TEST_REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0), bytes_of(dir + "/err"));
+  BOOST_TEST(last_writer_pid(wal) == "");
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(temp), w.err);
+  BOOST_TEST((bytes_of(temp) == std::string(4096, '\0')));
+}
+
+// Break-it round 34 H2: a user's 0600 walseg.auto in walseg's layout with a key of their own
+// (a runbook) was replaced by the probe's cache in a directory walseg had never used. A file
+// with keys walseg does not write is someone's, never replaced.
+BOOST_AUTO_TEST_CASE(BreakIt34_H2_AnAutoCacheWithKeysWalsegDoesNotWriteIsNotReplaced) {
+  const std::string wal = dir + "/wal";
+  fs::create_directories(wal);
+  const std::string theirs =
+      "{\"filesystem\":\"nfs:1\",\"method\":\"none\",\"reason\":\"x\",\"runbook\":\"DO NOT DELETE\"}\n";
+  put_as_walseg_would(wal + "/walseg.auto", theirs);
+  auto w = run("write --dir '" + wal + "' --records 3 -c walseg.init_method=auto" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST((bytes_of(wal + "/walseg.auto") == theirs));
+  BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's: it does not hold walseg's auto decision"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

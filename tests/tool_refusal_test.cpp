@@ -504,4 +504,19 @@ BOOST_AUTO_TEST_CASE(ANewWalIsStartedOnlyInANewOrEmptyDirectory) {
   BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
 }
 
+// Break-it round 34 L2: on a full disk the lock file's first write failed, and the empty
+// walseg.lock stayed in the directory the command had made, so neither went away.
+BOOST_AUTO_TEST_CASE(AFullDiskAtTheLockFileLeavesNothingBehind) {
+  for (const std::string fp : {"pwrite=ENOSPC@1", "fdatasync=ENOSPC@1"}) {
+    const std::string wal = dir + "/new-" + fp.substr(0, fp.find('='));
+    ::setenv("WALSEG_FAILPOINTS", fp.c_str(), 1);
+    auto r = run("write --records 1 --dir '" + wal + "'" + k1MB);
+    ::unsetenv("WALSEG_FAILPOINTS");
+    BOOST_TEST(r.status == 1, fp << ": " << r.err);
+    BOOST_TEST(contains(r.err, wal + "/walseg.lock"), r.err);
+    BOOST_TEST(contains(r.err, "No space left on device"), r.err);
+    BOOST_TEST(!fs::exists(wal), fp);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -46,8 +46,11 @@
 namespace walseg {
 
 inline constexpr const char* kLockFileName = "walseg.lock";
-/// At most this many PID lines: the holder and the writers before it still listed.
-inline constexpr std::size_t kMaxLockFilePids = 8;
+/// At most this many PID lines: the holder and the writers before it still listed. Past it the
+/// oldest is dropped and its leftovers stay for good (named in a LOG line, `ls` says why): as
+/// many writers killed in a row, each before it removed the ones before's, as in auto's probe
+/// (break-it round 34 M1 killed ten there with a limit of 8).
+inline constexpr std::size_t kMaxLockFilePids = 32;
 
 class DirLock {
  public:
@@ -84,7 +87,8 @@ class DirLock {
   /// For a writer that ends without crashing (SegmentManager's destructor, once its
   /// preallocator has stopped and removed its temporary file durably): rewrites walseg.lock to
   /// name only the writers that may still have left something here, and fdatasyncs it. That is
-  /// this process while a temporary file named for it (xlogtemp.<pid>[.<n>]) remains or when
+  /// this process while a temporary file it made (xlogtemp.<pid>[.<n>], by identity:
+  /// made_files.h, which SegmentManager turns on) remains or when
   /// `left_control_temp` (its own walseg.control.tmp, left by a failed unlink), and an earlier
   /// writer still listed while one is named for it. A lock file that names no writer says the
   /// last one closed the directory cleanly, as PostgreSQL's pg_control says "shut down": no

@@ -219,6 +219,15 @@ void run_recover(const ReadArgs& a) {
   fmt::print("stopped: {}\n", res.stop_reason);
   fmt::print("corruption: {}\n", res.corruption ? "yes" : "no");
   if (const std::string note = foreign_segment_note(a, *options, res); !note.empty()) fmt::print("note: {}\n", note);
+  // "end of WAL" is where reading stopped; with corruption that is not where the WAL ends, and
+  // a script cutting the WAL there would lose what follows (new-user trial 16).
+  if (res.corruption)
+    fmt::print("note: reading stopped at damage, not at the end of the WAL{}: do not cut or overwrite the WAL at {}; "
+               "copy the directory away and restore the damaged segment from a backup\n",
+               options->durable_lsn ? fmt::format(" ({} says records are durable up to {})", kControlFileName,
+                                                  format_lsn(*options->durable_lsn))
+                                    : std::string(),
+               format_lsn(res.end_lsn));
   if (res.corruption) exit_status() = 2;
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -127,6 +128,23 @@ CacheFile read_cache(const Directory& dir, const std::string& identity, const ch
     std::string text(64 * 1024, '\0');
     text.resize(f.pread(text.data(), text.size(), 0));
     auto j = nlohmann::json::parse(text);
+    // Only what write_cache writes: any other key is someone's data in walseg's layout, which
+    // a stale cache's replacement would destroy (break-it round 34 H2: a 0600 walseg.auto with a
+    // "runbook" key was replaced by the probe's cache).
+    static const std::set<std::string> kKeys = {"filesystem", "method", "reason", "probes"};
+    static const std::set<std::string> kProbeKeys = {"method", "create_us", "commit_p10_us", "commit_median_us",
+                                                     "commit_p99_us"};
+    if (!j.is_object()) return out;
+    for (const auto& [k, v] : j.items())
+      if (!kKeys.contains(k)) return out;
+    if (j.contains("probes")) {
+      if (!j["probes"].is_array()) return out;
+      for (const auto& p : j["probes"]) {
+        if (!p.is_object()) return out;
+        for (const auto& [k, v] : p.items())
+          if (!kProbeKeys.contains(k)) return out;
+      }
+    }
     const std::string fs = j.at("filesystem").get<std::string>();
     const std::string method = j.at("method").get<std::string>();
     const std::string reason = j.at("reason").get<std::string>();

@@ -15,6 +15,7 @@
 
 #include "walseg/error.h"
 #include "walseg/log.h"
+#include "walseg/made_files.h"
 #include "walseg/own_files.h"
 #include "walseg/segment_name.h"
 
@@ -281,12 +282,25 @@ DirLock DirLock::acquire(Directory& dir) {
     if (p == pids.front() || std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
     if (i == 0 || std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end()) pids.push_back(p);
   }
-  write_lock_file(f, pids);
-  // Durable before this writer makes any file: the PID is what names its temporary files as
-  // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
-  // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
-  // bench/powercut.sh found xlogtemp files that survived a writer).
-  f.fdatasync();
+  try {
+    write_lock_file(f, pids);
+    // Durable before this writer makes any file: the PID is what names its temporary files as
+    // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
+    // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
+    // bench/powercut.sh found xlogtemp files that survived a writer).
+    f.fdatasync();
+  } catch (const Error&) {
+    // A lock file this opening made goes with it (break-it round 34 L2: a full disk left an
+    // empty walseg.lock, and its directory, which the tool then could not take back).
+    if (lock.made_) {
+      try {
+        if (dir.names_file(kLockFileName, f.stat())) dir.unlink(kLockFileName, true);
+      } catch (const Error&) {
+        // the write's error is the one to report
+      }
+    }
+    throw;
+  }
   // A lock file this opening made is durable before anything else it makes: whatever a crash
   // leaves of walseg's (walseg.control.tmp above all) then comes with walseg.lock, and a
   // directory without one was never walseg's (break-it round 17 H1; the power-loss suite
@@ -311,8 +325,23 @@ void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noe
     auto left_some = [&](std::uint32_t p) {
       return std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end();
     };
+    // Its own only by identity: a file someone named for this PID, during the run or before
+    // it (PIDs are reused), is not what this writer left (break-it round 34 H1), and keeping
+    // the PID would make the next writer remove it as a crash's leftover.
+    bool left_own = false;
+    try {
+      for (const auto& e : dir.list()) {
+        const std::optional<TempFileName> t = parse_temp_file_name(e.name);
+        struct stat st{};
+        if (t && t->pid == me && ::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            made_files::made(dir.fd(), e.name, st))
+          left_own = true;
+      }
+    } catch (const Error&) {
+      left_own = true;  // unlistable: keep the PID, which only keeps leftovers removable
+    }
     std::vector<std::uint32_t> pids;
-    if (left_control_temp || left_some(me)) pids.push_back(me);
+    if (left_control_temp || left_own) pids.push_back(me);
     for (std::uint32_t p : previous_pids_)
       if (p != me && left_some(p) && pids.size() < kMaxLockFilePids) pids.push_back(p);
     write_lock_file(file_, pids);

@@ -11,6 +11,7 @@
 #include "walseg/auto_method.h"
 #include "walseg/fs_info.h"
 #include "walseg/log.h"
+#include "walseg/made_files.h"
 #include "walseg/wal_control.h"
 
 namespace walseg {
@@ -79,6 +80,9 @@ SegmentManager::SegmentManager(Directory dir, Options opts)
 }
 
 void SegmentManager::open(const Options& opts) {
+  // Which temporary files are this process's own, by identity, for the clean close's mark
+  // (DirLock::mark_clean_close): a name anyone can give.
+  made_files::start();
   check_segment_size(cfg_.segment_size_bytes);
   // Every refusal before the first change: the control file is read (a new one is kept in
   // memory), the directory classified, the caller's checks run; only then is anything

@@ -61,7 +61,7 @@ std::unique_ptr<Wal> Wal::open(Directory directory, const Config& config, std::o
                                               w->recovery_.stop_page);
     if (n > 0)
       log(LogLevel::kLog, fmt::format("WAL in \"{}\": zeroed {} pages of an unfinished record after {} "
-                                      "(written before a crash, never flushed)",
+                                      "(written by a run that crashed or failed before it flushed them)",
                                       dir, n, format_lsn(w->recovery_.end_lsn)));
   }
   // Nothing after the durable point is known to be on disk (existing_wal.h): before a record
