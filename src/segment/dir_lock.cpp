@@ -321,25 +321,28 @@ void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noe
   if (!file_.is_open()) return;
   try {
     const auto me = static_cast<std::uint32_t>(::getpid());
-    const std::vector<std::uint32_t> with_leftovers = pids_with_temp_files(dir);
-    auto left_some = [&](std::uint32_t p) {
-      return std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end();
-    };
-    // Its own only by identity: a file someone named for this PID, during the run or before
-    // it (PIDs are reused), is not what this writer left (break-it round 34 H1), and keeping
-    // the PID would make the next writer remove it as a crash's leftover.
+    // One listing: the earlier writers' temporary files by name (as acquire keeps them), this
+    // process's own only by identity: a file someone named for this PID, during the run or
+    // before it (PIDs are reused), is not what this writer left (break-it round 34 H1), and
+    // keeping the PID would make the next writer remove it as a crash's leftover.
+    std::vector<std::uint32_t> with_leftovers;
     bool left_own = false;
     try {
       for (const auto& e : dir.list()) {
         const std::optional<TempFileName> t = parse_temp_file_name(e.name);
+        if (!t) continue;
         struct stat st{};
-        if (t && t->pid == me && ::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-            made_files::made(dir.fd(), e.name, st))
+        if (t->pid != me) with_leftovers.push_back(t->pid);
+        else if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 made_files::made(dir.fd(), e.name, st))
           left_own = true;
       }
     } catch (const Error&) {
-      left_own = true;  // unlistable: keep the PID, which only keeps leftovers removable
+      return;  // unlistable: the PIDs stay, which only keeps leftovers removable
     }
+    auto left_some = [&](std::uint32_t p) {
+      return std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end();
+    };
     std::vector<std::uint32_t> pids;
     if (left_control_temp || left_own) pids.push_back(me);
     for (std::uint32_t p : previous_pids_)
