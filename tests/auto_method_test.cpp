@@ -77,7 +77,7 @@ struct AutoFixture : walseg_test::FreshDirFixture {
       j["probes"].push_back({{"method", name(p.method)}, {"create_us", p.create_us},
                              {"commit_p10_us", p.commit_p10_us}, {"commit_median_us", p.commit_median_us},
                              {"commit_p99_us", p.commit_p99_us}});
-    write_text(cache(), j.dump());
+    write_text(cache(), j.dump(2) + "\n");  // byte for byte as walseg writes it
   }
 };
 
@@ -312,7 +312,7 @@ BOOST_AUTO_TEST_CASE(cache_with_an_unknown_or_unusable_method_triggers_a_new_pro
   for (const char* bad : {"bogus", "auto", "ZERO_WRITE"}) {
     BOOST_TEST_CONTEXT("cached method " << bad) {
       j["method"] = bad;
-      write_text(cache(), j.dump());
+      write_text(cache(), j.dump(2) + "\n");  // byte for byte as walseg writes it
       AutoDecision a = choose_init_method(d, cfg);
       BOOST_TEST(!a.from_cache);
       BOOST_TEST(name(a.method) != "auto");
@@ -325,7 +325,7 @@ BOOST_AUTO_TEST_CASE(cache_made_on_another_filesystem_triggers_a_new_probe) {
   auto j = nlohmann::json::parse(file_text(cache()));
   j["filesystem"] = "xfs:1";
   j["method"] = "sparse";
-  write_text(cache(), j.dump());
+  write_text(cache(), j.dump(2) + "\n");
   AutoDecision a = choose_init_method(d, cfg);
   BOOST_TEST(!a.from_cache);
   BOOST_TEST(nlohmann::json::parse(file_text(cache())).at("filesystem").get<std::string>() != "xfs:1");
@@ -344,7 +344,7 @@ BOOST_AUTO_TEST_CASE(a_file_moved_onto_either_name_around_the_cache_exchange_is_
       choose_init_method(d, cfg);
       auto j = nlohmann::json::parse(file_text(cache()));
       j["filesystem"] = "xfs:1";
-      write_text(cache(), j.dump());
+      write_text(cache(), j.dump(2) + "\n");  // byte for byte as walseg writes it
       const std::string at_name = at;
       failpoint::Spec put;
       put.kind = failpoint::Kind::kCall;

@@ -1357,4 +1357,52 @@ BOOST_AUTO_TEST_CASE(BreakIt34_H2_AnAutoCacheWithKeysWalsegDoesNotWriteIsNotRepl
   BOOST_TEST(contains(run("ls --dir '" + wal + "'").out, "not walseg's: it does not hold walseg's auto decision"));
 }
 
+// Break-it round 35 H1: in a `cp -a` or `tar` copy of an append-mode WAL that was never
+// written, a write with a full-size method removed the copied segments as walseg's own
+// unwritten ones. A copy that kept its times is born after its mtime: someone's, refused.
+BOOST_AUTO_TEST_CASE(BreakIt35_H1_ACopyOfAnUnwrittenAppendModeWalKeepsItsSegments) {
+  const std::string wal = dir + "/wal", copy = dir + "/copy";
+  BOOST_TEST_REQUIRE(run("create --dir '" + wal + "' --method none --count 2" + k1MB).status == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the copy is born past the files' mtime
+  BOOST_TEST_REQUIRE(std::system(("cp -a '" + wal + "' '" + copy + "'").c_str()) == 0);
+  const std::string seg = copy + "/000000010000000000000001";
+  const std::string before = bytes_of(seg);
+  auto w = run("write --dir '" + copy + "' --records 1 -c walseg.init_method=zero_write" + k1MB);
+  BOOST_TEST(w.status == 1, w.err);
+  BOOST_TEST(fs::exists(seg), w.err);
+  BOOST_TEST((bytes_of(seg) == before));
+  BOOST_TEST(!contains(w.err, "removed \"" + seg), w.err);
+}
+
+// Break-it round 35 H4: walseg.auto was read only in its first 64 kB, and a parse lets the last
+// of duplicate keys win, so a file holding user text past 64 kB or under a repeated key was
+// taken for walseg's cache and replaced. Only the bytes write_cache writes are its cache.
+BOOST_AUTO_TEST_CASE(BreakIt35_H4_AnAutoCacheIsWalsegsOnlyAsWalsegWritesIt) {
+  const std::string first = dir + "/first";
+  BOOST_TEST_REQUIRE(run("create --dir '" + first + "' --method auto" + k1MB).status == 0);
+  std::string cache = bytes_of(first + "/walseg.auto");
+  const auto at = cache.find("\"filesystem\": \"");
+  BOOST_TEST_REQUIRE(at != std::string::npos, cache);
+  cache.replace(at + 15, 0, "stale-");  // another filesystem's: a writer replaces walseg's own
+  const std::string padded = cache.substr(0, cache.size() - 2) + std::string(70000, ' ') + "}\n";
+  std::string dup = cache;
+  dup.replace(dup.find('{'), 1, "{\"reason\": \"NOTES: prod runbook\",");
+  for (const std::string& theirs : {padded, dup}) {
+    BOOST_TEST_CONTEXT(theirs.size() << " bytes") {
+      const std::string wal = dir + "/wal" + std::to_string(theirs.size());
+      fs::create_directories(wal);
+      put_as_walseg_would(wal + "/walseg.auto", theirs);
+      auto w = run("write --dir '" + wal + "' --records 1 -c walseg.init_method=auto" + k1MB);
+      BOOST_TEST(w.status == 0, w.err);
+      BOOST_TEST((bytes_of(wal + "/walseg.auto") == theirs));
+    }
+  }
+  // walseg's own, stale, is still replaced.
+  const std::string wal = dir + "/stale";
+  fs::create_directories(wal);
+  put_as_walseg_would(wal + "/walseg.auto", cache);
+  BOOST_TEST(run("write --dir '" + wal + "' --records 1 -c walseg.init_method=auto" + k1MB).status == 0);
+  BOOST_TEST(!contains(bytes_of(wal + "/walseg.auto"), "stale-"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -125,9 +125,15 @@ CacheFile read_cache(const Directory& dir, const std::string& identity, const ch
     // Made as walseg makes its files, whatever it holds: a user's 0644 file in walseg's layout
     // (or root's, for a writer of another user) was replaced and removed (break-it round 25 H1).
     if (not_made_as_walseg_makes_files(f.stat())) return out;
-    std::string text(64 * 1024, '\0');
+    // Whole, and exactly as write_cache writes it: a longer file was read only in part, and
+    // a parse lets the last of duplicate keys win (break-it round 35 H4: user text past 64 kB,
+    // or under a repeated key, was replaced).
+    constexpr std::size_t kMaxCacheBytes = 64 * 1024;
+    if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxCacheBytes) return out;
+    std::string text(kMaxCacheBytes + 1, '\0');
     text.resize(f.pread(text.data(), text.size(), 0));
     auto j = nlohmann::json::parse(text);
+    if (text != j.dump(2) + "\n") return out;
     // Only what write_cache writes: any other key is someone's data in walseg's layout, which
     // a stale cache's replacement would destroy (break-it round 34 H2: a 0600 walseg.auto with a
     // "runbook" key was replaced by the probe's cache).
