@@ -407,7 +407,12 @@ BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten
   // walseg's, or another program's lock file: break-it round 25 H3) is someone's file.
   full.push_back(99);
   for (const std::string& content : {lock_file_text(full), std::string("walseg.lock\n1\n\n2\nend\n"),
-                                     std::string("walseg.lock\n1\nxyz\nend\n"), std::string("walseg.lock\n1\nendless"), std::string("4242\n"), std::string("1\n2\n")}) {
+                                     std::string("walseg.lock\n1\nxyz\nend\n"), std::string("walseg.lock\n1\nendless"), std::string("4242\n"), std::string("1\n2\n"),
+                                     // Break-it round 35 H5: notes after the end line, and PID
+                                     // lines fmt never writes.
+                                     std::string("walseg.lock\nend\nwalseg.lock\nend\nrunbook: keep\n"),
+                                     std::string("walseg.lock\n1\nend\n2\nnotes\nend\n"),
+                                     std::string("walseg.lock\n007\nend\n"), std::string("walseg.lock\n0\nend\n")}) {
     BOOST_TEST_CONTEXT(content) {
       put_file(dir / "walseg.lock", content);
       Directory d = Directory::open(dir.path());
@@ -476,6 +481,17 @@ BOOST_AUTO_TEST_CASE(a_lock_file_cut_short_of_its_truncate_still_names_its_list)
   put_file(dir / "xlogtemp.6", "");
   Directory d = Directory::open(dir.path());
   BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me}), boost::test_tools::per_element());
+  // Whatever a shorter list leaves of a longer one's tail is still read as the shorter list
+  // (break-it round 35 H5 made the tail's form strict).
+  for (const std::vector<std::uint32_t>& shorter :
+       {std::vector<std::uint32_t>{}, {7}, {123456}, {4000000000u}, {1, 2, 3, 4, 5}}) {
+    const std::string text = lock_file_text(shorter);
+    const std::string longer = lock_file_text({4000000000u, 1234567, 5, 6, 98765, 43});
+    put_file(dir / "walseg.lock", text + longer.substr(text.size()));
+    BOOST_TEST_CONTEXT(text + longer.substr(text.size())) {
+      BOOST_TEST(lock_file_pids(d) == shorter, boost::test_tools::per_element());
+    }
+  }
   // A crash between truncate and write, as the old code did it, leaves it empty: taken over.
   put_file(dir / "walseg.lock", lock_file_text({me, 5, 6}));
   failpoint::arm("pwrite", {failpoint::Kind::kErrno, EIO, 0, 1, 1});
@@ -529,4 +545,31 @@ BOOST_AUTO_TEST_CASE(a_refused_open_removes_only_the_lock_file_it_made) {
   BOOST_TEST(text == "mine");  // the user's file, left where it was moved
 }
 
+// Break-it round 35 H2: a zero-filled xlogtemp.<PID>.0 put there before a writer with that PID
+// started was left alone by it, and removed as its crash's leftover by the next writer after it
+// was killed. The opening now refuses such a file, changing nothing; one an earlier writer with
+// the same PID may have left (PIDs are reused) is still that writer's leftover.
+BOOST_AUTO_TEST_CASE(a_temporary_file_named_for_this_process_before_it_started_is_refused) {
+  const std::uint32_t me = self();
+  const std::string theirs = "xlogtemp." + std::to_string(me) + ".0";
+  put_file(dir / theirs, std::string(8192, '\0'));
+  ::chmod((dir / theirs).c_str(), 0600);
+  put_file(dir / "walseg.lock", lock_file_text({77}));
+  Directory d = Directory::open(dir.path());
+  BOOST_CHECK_EXCEPTION(DirLock::acquire(d), Error,
+                        error_is(EEXIST, {"\"" + dir.path() + "/" + theirs + "\" is named as walseg names",
+                                          "PID " + std::to_string(me), "move it out"}));
+  BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({77}));
+  BOOST_TEST(file_text(dir / theirs) == std::string(8192, '\0'));
+  // In a directory without a lock file, none is left behind.
+  ::unlink((dir / "walseg.lock").c_str());
+  BOOST_CHECK_THROW(DirLock::acquire(d), Error);
+  BOOST_TEST(!walseg_test::path_exists(dir / "walseg.lock"));
+  // An earlier writer with this PID: its leftover, as before.
+  put_file(dir / "walseg.lock", lock_file_text({me, 77}));
+  DirLock lock = DirLock::acquire(d);
+  BOOST_TEST(lock.earlier_writer_pids() == (std::vector<std::uint32_t>{me, 77}), boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
+

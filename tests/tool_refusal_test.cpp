@@ -496,12 +496,27 @@ BOOST_AUTO_TEST_CASE(ANewWalIsStartedOnlyInANewOrEmptyDirectory) {
     BOOST_TEST((entries(home) == before), cmd);
   }
   BOOST_TEST(run("write --records 2 --dir '" + home + "/wal'" + k1MB).status == 0);
+  // A file named lost+found is someone's like any other (break-it round 35 LOW).
+  const std::string file_lf = dir + "/file_lf";
+  fs::create_directories(file_lf);
+  std::ofstream(file_lf + "/lost+found") << "notes\n";
+  BOOST_TEST(run("write --records 2 --dir '" + file_lf + "'" + k1MB).status == 2);
+  BOOST_TEST((entries(file_lf) == std::vector<std::string>{"lost+found"}));
   // An empty filesystem's root holds lost+found; an existing WAL holds anything it likes.
   const std::string root = dir + "/root";
   fs::create_directories(root + "/lost+found");
   BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
   std::ofstream(root + "/notes.txt") << "later\n";
   BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
+}
+
+// Break-it round 35 LOW: `write --seconds 1e-3` (the least it takes) ran 0 commits, exit 0: the
+// deadline was set before the clients started. Each client commits at least once.
+BOOST_AUTO_TEST_CASE(TheShortestTimedWriteCommitsOncePerClient) {
+  auto r = run("write --seconds 1e-3 --clients 2 --dir '" + dir + "/wal'" + k1MB);
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(r.out.rfind("0 commits", 0) != 0, r.out);
+  BOOST_TEST(r.out.rfind("1 commits", 0) != 0, r.out);
 }
 
 // Break-it round 34 L2: on a full disk the lock file's first write failed, and the empty

@@ -63,8 +63,10 @@ class DirLock {
   /// another process (or another DirLock of this one) holds it, without creating or writing
   /// anything; EEXIST (ELOOP for a symbolic link), changing nothing, when walseg.lock has other hard
   /// links, is not a regular file, is not made as walseg makes its files or holds anything but
-  /// the lock format above (bare PID lines included, with their own advice); the open, flock or write
-  /// error otherwise.
+  /// the lock format above (bare PID lines included, with their own advice); EEXIST, changing
+  /// nothing, when a temporary file is named for this process's PID and no earlier writer listed
+  /// had that PID (someone's, which this writer's crash would make the next one remove); the
+  /// open, flock or write error otherwise.
   static DirLock acquire(Directory& dir);
   /// For readers (recover, dump): a shared flock on the directory (and on an existing lock
   /// file), so that a writer and a reader never overlap, but readers do not exclude each

@@ -76,9 +76,13 @@ ClientRun run_clients(WalWriter& w, std::size_t payload_bytes, int clients, std:
       std::vector<double> mine;
       try {
         std::vector<std::byte> payload(payload_bytes, kPayloadFill);
-        auto more = [&] { return seconds > 0 ? Clock::now() < deadline : issued.fetch_add(1) < commits; };
+        // With a time limit, each client commits at least once: the threads may start past a
+        // deadline a millisecond away (break-it round 35: --seconds 1e-3 ran 0 commits).
+        auto more = [&](std::uint64_t seq) {
+          return seconds > 0 ? seq == 0 || Clock::now() < deadline : issued.fetch_add(1) < commits;
+        };
         // A failed checkpoint ends the run: its error is the run's (below).
-        for (std::uint64_t seq = 0; more() && !not_started && !ckpt.failed() && !(stop && stop()); ++seq) {
+        for (std::uint64_t seq = 0; more(seq) && !not_started && !ckpt.failed() && !(stop && stop()); ++seq) {
           auto t = Clock::now();
           tag_payload(payload, m.run_id, static_cast<std::uint32_t>(c), seq);
           Lsn end = w.append(payload);

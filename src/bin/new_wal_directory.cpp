@@ -1,6 +1,7 @@
 // A new WAL only in a new or empty directory (new_wal_directory.h).
 #include "new_wal_directory.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <stdexcept>
@@ -23,8 +24,13 @@ void refuse_new_wal_beside_other_files(const std::string& dir) {
   try {
     const Directory d = Directory::open(dir);
     if (d.exists(kControlFileName)) return;  // a WAL's: its own rules apply
+    // A filesystem's lost+found is a directory, whose files walseg never touches; a file under
+    // that name is someone's data like any other (break-it round 35).
+    struct stat lf{};
+    const bool lost_found_dir =
+        ::fstatat(d.fd(), "lost+found", &lf, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(lf.st_mode);
     for (const auto& e : d.list())
-      if (!is_walseg_file_name(e.name) && e.name != "lost+found") others.push_back(e.name);
+      if (!is_walseg_file_name(e.name) && !(e.name == "lost+found" && lost_found_dir)) others.push_back(e.name);
   } catch (const Error&) {
     return;  // missing (made new) or unreadable: the opening says what is wrong
   }

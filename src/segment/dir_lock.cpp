@@ -84,6 +84,31 @@ void write_lock_file(File& f, const std::vector<std::uint32_t>& pids) {
 
 enum class LockContent { kWalsegs, kBarePids, kOther };
 
+bool all_digits(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// What a write of a shorter list over a longer one leaves after its own end line when the
+// truncate that follows never came (write_lock_file): the longer list's text from that offset
+// on, which is the rest of a PID line (any digits, even none), whole PID lines, and the end
+// line, or only the rest of the end line. NULs a power cut left at the end are already gone.
+template <typename PidLine>
+bool a_longer_lists_tail(std::string_view tail, PidLine pid_line) {
+  if (kLockFileEnd.ends_with(tail)) return true;
+  if (!tail.ends_with(kLockFileEnd)) return false;
+  tail.remove_suffix(kLockFileEnd.size());
+  const std::size_t first_nl = tail.find('\n');
+  if (first_nl == std::string_view::npos || !all_digits(tail.substr(0, first_nl)) || first_nl > 10) return false;
+  tail.remove_prefix(first_nl + 1);
+  for (std::size_t lines = 1; !tail.empty(); ++lines) {
+    const std::size_t nl = tail.find('\n');
+    std::uint32_t v = 0;
+    if (nl == std::string_view::npos || !pid_line(tail.substr(0, nl), &v) || lines >= kMaxLockFilePids) return false;
+    tail.remove_prefix(nl + 1);
+  }
+  return true;
+}
+
 // What walseg leaves in its lock file: nothing (killed between creating and writing it),
 // zeros (a power cut that kept the size and lost the bytes), or its list (above). Anything
 // else was written by someone else, and rewriting it would destroy their data; bare PID lines
@@ -113,9 +138,10 @@ LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, st
   std::string_view rest(text);
   while (!rest.empty() && rest.back() == '\0') rest.remove_suffix(1);
   if (kLockFileMagic.starts_with(rest) && rest.size() < kLockFileMagic.size()) return LockContent::kWalsegs;
+  // As fmt writes a PID: digits without a leading zero, never 0 (break-it round 35 H5: "007"
+  // and "0" were taken for walseg's lines).
   auto pid_line = [](std::string_view line, std::uint32_t* v) {
-    return !line.empty() && line.size() <= 10 &&
-           std::all_of(line.begin(), line.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+    return !line.empty() && line.size() <= 10 && line.front() != '0' && all_digits(line) &&
            std::from_chars(line.data(), line.data() + line.size(), *v).ec == std::errc();
   };
   std::vector<std::uint32_t> got;
@@ -125,15 +151,18 @@ LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, st
       const std::size_t nl = rest.find('\n');
       if (nl == std::string_view::npos) {
         // Torn within a line: a partial PID or end line, never anything else.
-        const bool partial = rest.size() <= 10 && (std::all_of(rest.begin(), rest.end(), [](char c) {
-                                                     return c >= '0' && c <= '9';
-                                                   }) || kLockFileEnd.starts_with(rest));
+        const bool partial = rest.size() <= 10 && ((all_digits(rest) && !rest.starts_with('0')) ||
+                                                   kLockFileEnd.starts_with(rest));
         if (!partial) return LockContent::kOther;
         break;
       }
       const std::string_view line = rest.substr(0, nl);
-      // Past the end line, the tail of a longer list this one replaced.
-      if (line == kLockFileEnd.substr(0, kLockFileEnd.size() - 1)) break;
+      // Past the end line, only the tail of a longer list this one replaced (break-it round 35
+      // H5: notes after the end line were taken for one and rewritten).
+      if (line == kLockFileEnd.substr(0, kLockFileEnd.size() - 1)) {
+        if (!a_longer_lists_tail(rest.substr(nl + 1), pid_line)) return LockContent::kOther;
+        break;
+      }
       std::uint32_t v = 0;
       if (!pid_line(line, &v)) return LockContent::kOther;
       got.push_back(v);
@@ -242,6 +271,31 @@ std::vector<std::uint32_t> pids_with_temp_files(const Directory& dir) {
   return pids;
 }
 
+// A temporary file named for this process's PID that no earlier writer of that PID can have
+// left was put there by someone, before this process started (PIDs are reused). Left alone, it
+// would be this writer's crash leftover to the next opening, which removes it (break-it round
+// 35 H2); nothing written can tell the two apart after a crash, so the opening refuses.
+void refuse_files_named_for_this_process(const Directory& dir, const std::vector<std::uint32_t>& earlier) {
+  const auto me = static_cast<std::uint32_t>(::getpid());
+  if (std::find(earlier.begin(), earlier.end(), me) != earlier.end()) return;
+  std::vector<std::string> named;
+  try {
+    for (const auto& e : dir.list())
+      if (const std::optional<TempFileName> t = parse_temp_file_name(e.name); t && t->pid == me) named.push_back(e.name);
+  } catch (const Error&) {
+    return;  // unlistable: the scan that follows says so
+  }
+  if (named.empty()) return;
+  std::sort(named.begin(), named.end());
+  throw make_error(EEXIST, "open", dir.path_of(named.front()),
+                   fmt::format("could not open \"{}\" for writing: \"{}\" is named as walseg names the temporary "
+                               "files of this process (PID {}), but no earlier writer with that PID used the "
+                               "directory, so someone else put it there, and after a crash of this process the next "
+                               "writer would take it for a leftover and remove it; move it out of the directory, or "
+                               "run this again (a new process has another PID)",
+                               dir.path(), dir.path_of(named.front()), me));
+}
+
 }  // namespace
 
 DirLock DirLock::acquire(Directory& dir) {
@@ -283,6 +337,7 @@ DirLock DirLock::acquire(Directory& dir) {
     if (i == 0 || std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end()) pids.push_back(p);
   }
   try {
+    refuse_files_named_for_this_process(dir, lock.previous_pids_);
     write_lock_file(f, pids);
     // Durable before this writer makes any file: the PID is what names its temporary files as
     // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an

@@ -326,7 +326,8 @@ void SegmentManager::clean_up_scan() {
         appending
             ? fmt::format("WAL in \"{}\" switches to append mode (walseg.init_method = {}): segments made from now "
                           "on grow as they are written; once one holds WAL, a full-size method is refused until "
-                          "that segment is no longer needed",
+                          "that segment is retired as no longer needed (the walseg tool retires none, so for "
+                          "it this lasts: a new directory starts a WAL of full-size segments)",
                           dir_.path(), to_string(cfg_.init_method))
             : fmt::format("WAL in \"{}\" switches from append mode to full-size segments (walseg.init_method = {})",
                           dir_.path(), to_string(cfg_.init_method)));
