@@ -30,6 +30,8 @@
 #include "walseg/error.h"
 #include "walseg/failpoint.h"
 #include "walseg/log.h"
+#include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 
 namespace walseg_test {
 
@@ -132,11 +134,24 @@ inline void put_as_walseg_makes_it(const std::string& path, const std::string& c
 /// that writer (only a clean close takes its PID out: DirLock::mark_clean_close), whose
 /// temporary files (xlogtemp.<pid>[.N], walseg.control.tmp) are the only leftovers a writer's
 /// opening removes. Rewritten in place (the same file, born when it was), as walseg does.
+/// Lists, as the writer lists each before it makes the file (DirLock::will_create), every
+/// temporary name there now and the ones a test plants afterwards: walseg.control.tmp,
+/// xlogtemp.<pid> and xlogtemp.<pid>.0 to .15.
 /// Returns the PID, the test's own, which no writer the test runs can have; a test that fakes
 /// a crashed writer's leftovers names them for it.
 inline std::string as_if_the_last_writer_crashed(const std::string& wal) {
   const auto pid = static_cast<std::uint32_t>(::getpid());
-  const std::string text = walseg::lock_file_text({pid});
+  // A writer lists each temporary name before it creates the file: the crash's leftovers are
+  // the listed ones, so every file under such a name now is listed.
+  std::vector<std::string> temps{walseg::kControlTempFileName, "xlogtemp." + std::to_string(pid)};
+  for (int n = 0; n < 16; ++n) temps.push_back("xlogtemp." + std::to_string(pid) + "." + std::to_string(n));
+  for (const auto& e : std::filesystem::directory_iterator(wal)) {
+    const std::string n = e.path().filename().string();
+    if ((n == walseg::kControlTempFileName || walseg::parse_temp_file_name(n)) &&
+        std::find(temps.begin(), temps.end(), n) == temps.end())
+      temps.push_back(n);
+  }
+  const std::string text = walseg::lock_file_text({pid}, temps);
   const std::string path = wal + "/walseg.lock";
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   BOOST_REQUIRE_MESSAGE(fd >= 0, path << ": " << std::strerror(errno));

@@ -152,14 +152,18 @@ inline std::string reopen_and_resume(const Recording& r, walseg::TimeLineId tli,
                              r.records.begin() + static_cast<std::ptrdiff_t>(raw.first + raw.count));
   Lsn flushed = 0;
   try {
-    // A temporary file a cut leaves is named for the PID walseg.lock holds: that is how the
-    // next writer knows it for a leftover of a crash and removes it (break-it round 18 F4: the
+    // A temporary file a cut leaves is listed in walseg.lock and named for a PID it holds: that
+    // is how the next writer knows it for a leftover of a crash and removes it (break-it round 18 F4: the
     // PID was never synced, so a cut that kept a temporary file's name but lost the PID left
     // the file for good). By the state's files, before anything opens them.
     if (std::filesystem::is_directory(wal_dir)) {
       const walseg::Directory d = walseg::Directory::open(wal_dir);
       const std::vector<std::uint32_t> pids = walseg::lock_file_pids(d);
-      for (const auto& e : d.list())
+      const std::vector<std::string> listed = walseg::lock_file_temps(d);
+      for (const auto& e : d.list()) {
+        if ((e.name == walseg::kControlTempFileName || walseg::parse_temp_file_name(e.name)) &&
+            std::find(listed.begin(), listed.end(), e.name) == listed.end())
+          return "a power cut left a temporary file walseg.lock does not list\n  " + e.name;
         if (const auto t = walseg::parse_temp_file_name(e.name);
             t && std::find(pids.begin(), pids.end(), t->pid) == pids.end()) {
           std::string named;
@@ -167,6 +171,7 @@ inline std::string reopen_and_resume(const Recording& r, walseg::TimeLineId tli,
           return "a power cut left a temporary file walseg.lock does not name the writer of\n  " + e.name +
                  ", walseg.lock's PIDs:" + (named.empty() ? std::string(" none") : named);
         }
+      }
     }
     auto wal = walseg::Wal::open(wal_dir, r.cfg);  // on the control file's timeline, as a user opens it
     const walseg::RecoveryResult& rec = wal->recovery();

@@ -137,7 +137,8 @@ BOOST_AUTO_TEST_CASE(AnotherWalsControlFileAsControlTempBesideALockIsRefused) {
   const std::string other = dir + "/other", mine = dir + "/mine";
   BOOST_REQUIRE(run("write --dir '" + other + "' --records 1" + k1MB).status == 0);
   fs::create_directories(mine);
-  put_as_walseg_would(mine + "/walseg.lock", walseg::lock_file_text({4242}));
+  // Listed, as a crashed writer's would be: what is under the name is the test.
+  put_as_walseg_would(mine + "/walseg.lock", walseg::lock_file_text({4242}, {"walseg.control.tmp"}));
   fs::copy_file(other + "/walseg.control", mine + "/walseg.control.tmp");
   // Made as walseg makes its files: the content is what is tested here (round 23 H2 has the mode).
   fs::permissions(mine + "/walseg.control.tmp", fs::perms::owner_read | fs::perms::owner_write);
@@ -189,7 +190,7 @@ BOOST_AUTO_TEST_CASE(AProbesLeftoversBeforeTheFirstControlFileAreRemovedByTheNex
   const std::string wal = dir + "/wal";
   fs::create_directories(wal);
   const std::string prober = "4242";
-  put_as_walseg_would(wal + "/walseg.lock", walseg::lock_file_text({4242}));
+  put_as_walseg_would(wal + "/walseg.lock", walseg::lock_file_text({4242}, {"xlogtemp.4242.0", "xlogtemp.777.0"}));
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // born after the lock, as the probe's are
   put_as_walseg_would(wal + "/xlogtemp." + prober + ".0", std::string(65536, '\0'));
   put_as_walseg_would(wal + "/xlogtemp.777.0", std::string(65536, '\0'));  // not the prober's
@@ -1403,6 +1404,38 @@ BOOST_AUTO_TEST_CASE(BreakIt35_H4_AnAutoCacheIsWalsegsOnlyAsWalsegWritesIt) {
   put_as_walseg_would(wal + "/walseg.auto", cache);
   BOOST_TEST(run("write --dir '" + wal + "' --records 1 -c walseg.init_method=auto" + k1MB).status == 0);
   BOOST_TEST(!contains(bytes_of(wal + "/walseg.auto"), "stale-"));
+}
+
+// Break-it round 35 H2, H3 (and H6): a file under walseg's temporary names that the writer did
+// not make (a zero-filled xlogtemp.<its PID>.<n>, or a walseg.control.tmp, put there during its
+// run) was removed by the next writer once that writer was killed: its PID in walseg.lock was
+// all the next one had to go by. A writer now lists each temporary name in walseg.lock before
+// it creates the file; only listed names' files are a crash's leftovers.
+BOOST_AUTO_TEST_CASE(BreakIt35_H3_FilesPutUnderTemporaryNamesDuringARunOutliveTheWritersCrash) {
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --dir '" + wal + "' --records 10" + k1MB).status == 0);
+  ToolProcess p({"write", "--dir", wal, "--seconds", "60", "-c", "walseg.segment_size=1MB",
+                 "-c", "walseg.durable_lsn_interval=100ms"},
+                dir + "/out", dir + "/err");
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  const std::string temp = wal + "/xlogtemp." + std::to_string(p.pid()) + ".999";
+  put_as_walseg_would(temp, std::string(8192, '\0'));
+  put_as_walseg_would(wal + "/walseg.control.tmp", "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the writer refuses the control file's
+  p.signal(SIGKILL);
+  p.wait(60);
+  BOOST_TEST_REQUIRE(last_writer_pid(wal) == std::to_string(p.pid()));  // a crash, as walseg.lock says
+  auto w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status != 0, w.err);  // the control file's temporary name is someone's: refused
+  BOOST_TEST(contains(w.err, "does not list it as a file a writer was making"), w.err);
+  BOOST_TEST(fs::exists(temp), w.err);
+  BOOST_TEST((bytes_of(temp) == std::string(8192, '\0')));
+  BOOST_TEST(fs::exists(wal + "/walseg.control.tmp"));
+  fs::remove(wal + "/walseg.control.tmp");
+  w = run("write --dir '" + wal + "' --records 1" + k1MB);
+  BOOST_TEST(w.status == 0, w.err);
+  BOOST_TEST(fs::exists(temp), w.err);
+  BOOST_TEST((bytes_of(temp) == std::string(8192, '\0')));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

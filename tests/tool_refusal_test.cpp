@@ -167,6 +167,85 @@ BOOST_AUTO_TEST_CASE(ATablespaceIsPostgresqlsToo) {
   }
 }
 
+// Break-it round 36 HIGH: the PostgreSQL check normalized ".." as text before it resolved links,
+// where the kernel goes up from a link's target: "pgwal/../x", pgwal a link to PGDATA/pg_wal,
+// was checked as a sibling of the link, and a WAL (or an ack log named *.ready in
+// archive_status, an instruction to the archiver) was written inside the data directory.
+BOOST_AUTO_TEST_CASE(BreakIt36_H_DotDotAfterALinkIsCheckedWhereTheKernelGoes) {
+  const std::string pgdata = dir + "/fk/data", home = dir + "/home";
+  fs::create_directories(pgdata + "/pg_wal/archive_status/x");
+  fs::create_directories(pgdata + "/global");
+  fs::create_directories(home);
+  std::ofstream(pgdata + "/PG_VERSION") << "15\n";
+  fs::create_directory_symlink(pgdata + "/pg_wal", home + "/pgwal");
+  fs::create_directory_symlink(pgdata + "/pg_wal/archive_status/x", home + "/as_x");
+  const auto before = entries(pgdata), before_as = entries(pgdata + "/pg_wal/archive_status");
+  for (const std::string& cmd : {"write --records 3 --dir '" + home + "/pgwal/../walseg-test'" + k1MB,
+                                "create --method sparse --dir '" + home + "/pgwal/../walseg-test'" + k1MB,
+                                "bench --phases create --methods none --segments 1 --dir '" + home + "/pgwal/../b'",
+                                "write --records 3 --dir '" + dir + "/aw' --ack-log '" + home +
+                                    "/as_x/../000000010000000000000001.ready'" + k1MB}) {
+    auto r = run(cmd);
+    BOOST_TEST(r.status == 2, cmd << ": " << r.err);
+    BOOST_TEST(contains(r.err, "what looks like PostgreSQL's"), r.err);
+  }
+  BOOST_TEST((entries(pgdata) == before));
+  BOOST_TEST((entries(pgdata + "/pg_wal/archive_status") == before_as));
+}
+
+// Break-it round 36 MEDIUM: `--dir E/new/..` started a WAL in E, beside a user's files: the
+// new-WAL check looked at "E/new/..", which did not exist yet. It looks where the kernel goes.
+// And a WAL's directory under one of walseg's file names, inside another WAL, made that WAL's
+// next segment a directory (LOW).
+BOOST_AUTO_TEST_CASE(BreakIt36_M_ANewWalIsCheckedInTheDirectoryItLandsIn) {
+  const std::string photos = dir + "/photos";
+  fs::create_directories(photos);
+  std::ofstream(photos + "/a.jpg") << "precious\n";
+  auto r = run("create --method sparse --count 2 --dir '" + photos + "/new/..'" + k1MB);
+  BOOST_TEST(r.status == 2, r.err);
+  BOOST_TEST(contains(r.err, "holds no walseg WAL (no walseg.control) but other files (\"a.jpg\")"), r.err);
+  BOOST_TEST((entries(photos) == std::vector<std::string>{"a.jpg"}));
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  for (const char* name : {"000000010000000000000004", "walseg.control.tmp", "xlogtemp.1.1"}) {
+    auto w = run("write --records 1 --dir '" + wal + "/" + name + "'" + k1MB);
+    BOOST_TEST(w.status == 2, name << ": " << w.err);
+    BOOST_TEST(contains(w.err, std::string("has one of walseg's file names (\"") + name + "\")"), w.err);
+    BOOST_TEST(!fs::exists(wal + "/" + name));
+  }
+}
+
+// Break-it round 36 MEDIUM: recover and dump opened a device node under a segment's name, and a
+// writer with auto one under walseg.auto, before finding them not regular files (a device's
+// open runs its driver). inotify's IN_OPEN says whether anything opened them.
+BOOST_AUTO_TEST_CASE(BreakIt36_M_ReadersDoNotOpenASegmentNameThatIsNoRegularFile) {
+  const std::string wal = dir + "/wal", fresh = dir + "/fresh";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 3" + k1MB).status == 0);
+  const std::string seg2 = wal + "/000000010000000000000002";
+  fs::remove(seg2);
+  BOOST_REQUIRE(::mkfifo(seg2.c_str(), 0600) == 0);
+  fs::create_directories(fresh);
+  BOOST_REQUIRE(::mkfifo((fresh + "/walseg.auto").c_str(), 0600) == 0);
+  const int in = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  BOOST_TEST_REQUIRE(in >= 0);
+  BOOST_TEST_REQUIRE(::inotify_add_watch(in, seg2.c_str(), IN_OPEN) >= 0);
+  BOOST_TEST_REQUIRE(::inotify_add_watch(in, (fresh + "/walseg.auto").c_str(), IN_OPEN) >= 0);
+  auto opened = [&] {
+    alignas(struct inotify_event) char buf[4096];
+    int events = 0;
+    for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
+      for (char* p = buf; p < buf + n; p += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(p)->len)
+        if (reinterpret_cast<struct inotify_event*>(p)->mask & IN_OPEN) ++events;
+    return events;
+  };
+  run("recover --dir '" + wal + "'");
+  run("dump --dir '" + wal + "'");
+  BOOST_TEST(opened() == 0, "recover or dump opened the FIFO under a segment's name");
+  run("write --records 1 --dir '" + fresh + "' -c walseg.init_method=auto" + k1MB);
+  BOOST_TEST(opened() == 0, "write opened the FIFO under walseg.auto");
+  ::close(in);
+}
+
 // Break-it round 15 L3: `--ack-log -` made a file named "-" in the working directory (bench's
 // `--json -` is stdout), and the checker then read a log nobody knew was there.
 BOOST_AUTO_TEST_CASE(AnAckLogOfADashIsRefusedNotMadeAsAFile) {

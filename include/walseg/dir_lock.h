@@ -12,6 +12,7 @@
 // (a power cut that kept its size, not its bytes), or its lock format:
 //     walseg.lock
 //     <PID>            the holder's, then up to kMaxLockFilePids - 1 earlier writers'
+//     temp <NAME>      each temporary name a writer may have a file under (below)
 //     end
 // (no PID line at all once the last writer closed the directory cleanly: mark_clean_close),
 // possibly followed by the tail of a longer list it replaced (the new list is written over
@@ -26,6 +27,17 @@
 // nothing. The file is only rewritten once both locks are held, never through a symbolic link
 // nor when it has other names (hard links).
 //
+// The temp lines are what makes a file under a temporary name (xlogtemp.<pid>[.<n>],
+// walseg.control.tmp) a crash's leftover: a writer lists the name, durably, before it creates
+// the file (will_create) and unlists it once the file is gone under that name and that is
+// durable (gone). So a listed name's file is one a writer made, unless someone put it there in
+// the moments between a writer's listing and its O_EXCL create; a file under a name not listed
+// is someone's, whatever it holds and whoever the PIDs name (break-it round 35: files put
+// there during a run, or before it under the PID of a writer to come, were removed as a
+// killed writer's leftovers, because a name and a PID were all the next writer had to go by).
+// The next opening removes only listed names' files (dir_scan.h), and keeps earlier writers'
+// names listed as long as their files remain.
+//
 // flock locks die with the process, so a crashed holder never leaves the directory locked; the
 // file itself stays (it is not a segment and the scan leaves it alone).
 // Not for: locking between threads of one process (the segment manager's mutex does that).
@@ -35,6 +47,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +64,9 @@ inline constexpr const char* kLockFileName = "walseg.lock";
 /// many writers killed in a row, each before it removed the ones before's, as in auto's probe
 /// (break-it round 34 M1 killed ten there with a limit of 8).
 inline constexpr std::size_t kMaxLockFilePids = 32;
+/// At most this many temporary names listed (`temp NAME` lines, below): a writer has a few at
+/// once (a fill, auto's probe files, walseg.control.tmp). will_create refuses a name past it.
+inline constexpr std::size_t kMaxListedTemps = 64;
 
 class DirLock {
  public:
@@ -99,15 +115,35 @@ class DirLock {
   /// its crash's). Call only after every control-file update and directory fsync. Never throws:
   /// a failure is logged and leaves the PIDs, which only keeps leftovers removable.
   void mark_clean_close(const Directory& dir, bool left_control_temp) noexcept;
+  /// The temporary names walseg.lock listed when acquire() took it: the only names whose files
+  /// a crash can have left (dir_scan.h removes no other). Empty for shared locks.
+  const std::vector<std::string>& earlier_listed_temps() const { return previous_temps_; }
+
+  /// Lists `name` (a temporary name: xlogtemp.<pid>[.<n>] or walseg.control.tmp) in the
+  /// walseg.lock of the writer that holds `dir` in this process, durably (rewritten and
+  /// fdatasynced), before the caller creates a file under it with O_CREAT | O_EXCL. Nothing
+  /// when no DirLock of this process holds `dir` (the PostgreSQL extension's pg_wal, a bench
+  /// scratch directory) or the name is listed already. Throws walseg::Error: the write's or
+  /// sync's error (the name is then not listed, and the caller must not create the file);
+  /// ENOSPC, naming the limit, past kMaxListedTemps names. Thread-safe.
+  static void will_create(const Directory& dir, const std::string& name);
+  /// Unlists `name` once no file of this writer's is under it: its O_EXCL create failed, or
+  /// the file was renamed or unlinked. Makes that durable first (a directory fsync), so that a
+  /// power cut cannot bring back a file whose name is no longer listed. Never throws: a
+  /// failure is logged and leaves the name listed, which only keeps a file there removable
+  /// after a crash. Thread-safe.
+  static void gone(const Directory& dir, const std::string& name) noexcept;
+
   /// Whether walseg.lock was there before acquire() (a walseg opener used the directory before,
   /// even if a power cut lost the PID it wrote); false for a lock file this lock made.
-  bool lock_file_existed() const { return !made_ && file_.is_open(); }
+  bool lock_file_existed() const { return !made_ && (file_.is_open() || listing_ != nullptr); }
 
   DirLock() = default;
   DirLock(DirLock&&) noexcept = default;
   DirLock& operator=(DirLock&&) noexcept = default;
-  /// Releases the lock (closing the descriptors releases the flocks).
-  ~DirLock() = default;
+  /// Releases the lock (closing the descriptors releases the flocks); will_create no longer
+  /// lists names for its directory.
+  ~DirLock();
   /// For an opener that refuses the directory after locking it: removes walseg.lock if this
   /// lock created it, else puts back what it held before (the last writer's PID, which says
   /// whose crash left the temporary files: break-it round 17 M4 kept them for good after one
@@ -116,11 +152,17 @@ class DirLock {
   void remove_if_made(Directory& dir) noexcept;
 
  private:
+  struct Listing;  // what walseg.lock lists now, shared with will_create and gone
+  class Listings;  // every exclusive DirLock's Listing in this process, by directory
+  static Listings& listings();
+
   OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
-  File file_;
+  File file_;  ///< shared locks' walseg.lock; an exclusive lock's is in listing_
   bool made_ = false;  ///< acquire created walseg.lock
   std::vector<std::uint32_t> previous_pids_;
+  std::vector<std::string> previous_temps_;
   std::string previous_text_;  ///< walseg.lock's bytes before this lock rewrote them
+  std::shared_ptr<Listing> listing_;  ///< exclusive locks only
 };
 
 /// The PIDs in `dir`'s walseg.lock as walseg writes them (the lock format above), read without locking
@@ -132,9 +174,13 @@ std::vector<std::uint32_t> lock_file_pids(const Directory& dir);
 /// owner, bare PID lines, other content), with what to do; nullopt when it is walseg's, is
 /// missing, is not a regular file or cannot be read. Reads without locking. Never throws.
 std::optional<std::string> lock_file_not_walsegs(const Directory& dir);
-/// The bytes walseg writes into walseg.lock for these PIDs (the lock format above, holder
-/// first), for tools and tests that make or check one. Never throws (beyond std::bad_alloc).
-std::string lock_file_text(const std::vector<std::uint32_t>& pids);
+/// The bytes walseg writes into walseg.lock for these PIDs and temporary names (the lock format
+/// above, holder first), for tools and tests that make or check one. Never throws (beyond
+/// std::bad_alloc).
+std::string lock_file_text(const std::vector<std::uint32_t>& pids, const std::vector<std::string>& temps = {});
+/// The temporary names `dir`'s walseg.lock lists (the lock format above), read without locking
+/// or changing anything; empty when there is none or it is not walseg's. Never throws.
+std::vector<std::string> lock_file_temps(const Directory& dir);
 /// lock_file_pids(dir)'s first: the holder, or the last writer. Never throws.
 std::optional<std::uint32_t> lock_file_pid(const Directory& dir);
 

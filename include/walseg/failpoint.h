@@ -65,6 +65,21 @@ void arm_from_environment();
 /// call and returns nullopt.
 std::optional<Spec> hit(std::string_view name);
 
+/// While alive, hit(name) on this thread looks up `prefix` + name instead: the calls of one piece
+/// of bookkeeping (walseg.lock's rewrites: "lock.pwrite", "lock.fdatasync", "lock.dir_fsync")
+/// are armed and counted apart from the ones a test aims at, which they would otherwise shift
+/// (they come from any thread, at times no test controls). `prefix` must outlive the scope.
+class Prefix {
+ public:
+  explicit Prefix(std::string_view prefix) noexcept;
+  ~Prefix();
+  Prefix(const Prefix&) = delete;
+  Prefix& operator=(const Prefix&) = delete;
+
+ private:
+  std::string_view saved_;
+};
+
 /// Number of calls of `name` seen since it was armed (0 if never armed).
 std::uint64_t calls(std::string_view name);
 

@@ -2,6 +2,7 @@
 // entry with its size, allocated bytes and what walseg takes it for: a segment of this WAL
 // (holding WAL, recycled, preallocated), a temp leftover, PostgreSQL's other files, or not
 // walseg's and why.
+#include <algorithm>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -233,6 +234,10 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
     if (!lock_file_pid(dir))
       return "not walseg's: walseg.lock names no writer whose crash may have left it (the last one closed the "
              "directory cleanly), so no walseg crash left it (a writer refuses the directory until it is moved away)";
+    const std::vector<std::string> listed = lock_file_temps(dir);
+    if (std::find(listed.begin(), listed.end(), name) == listed.end())
+      return "not walseg's: walseg.lock does not list it as a file a writer was making, so no walseg crash left it "
+             "(a writer refuses the directory until it is moved away)";
     try {
       check_control_temp(dir, control ? control->system_id : 0);
     } catch (const Error&) {
@@ -249,7 +254,8 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   // Its words too (round 16 L2: a zero-filled file left for its birth time was said to hold
   // "bytes walseg never writes there").
   if (info.kind == WalFileKind::kTempFile) {
-    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pids(dir));
+    const std::vector<std::string> listed = lock_file_temps(dir);
+    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pids(dir), &listed);
     return why ? fmt::format("not walseg's: a temporary file {} (left alone)", *why)
                : std::string("temp leftover (removed when a writer opens the directory)");
   }

@@ -39,9 +39,13 @@ std::optional<PostgresqlDirectory> look_up(std::filesystem::path p, const std::f
 std::optional<PostgresqlDirectory> postgresql_directory_of(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path lexical = fs::absolute(path, ec).lexically_normal();
+  const fs::path absolute = fs::absolute(path, ec);
   if (ec) return std::nullopt;
-  const fs::path target = fs::weakly_canonical(lexical, ec);
+  const fs::path lexical = absolute.lexically_normal();
+  // Where the kernel goes: each ".." from a link's target, not from the link (break-it round
+  // 36: "pgwal/../x", pgwal a link to PGDATA/pg_wal, was checked as a sibling of the link and
+  // written inside PGDATA).
+  const fs::path target = fs::weakly_canonical(absolute, ec);
   if (ec) return std::nullopt;
   // Links resolved (pg_wal a link to another disk, initdb -X), and as written: a path through
   // the data directory's pg_tblspc/<oid> link resolves outside it (break-it round 17 M2).

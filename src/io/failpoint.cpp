@@ -118,12 +118,19 @@ void arm_from_environment() {
   if (const char* env = std::getenv("WALSEG_FAILPOINTS")) arm_from_string(env);
 }
 
+namespace {
+thread_local std::string_view t_prefix;
+}
+
+Prefix::Prefix(std::string_view prefix) noexcept : saved_(t_prefix) { t_prefix = prefix; }
+Prefix::~Prefix() { t_prefix = saved_; }
+
 std::optional<Spec> hit(std::string_view name) {
   if (!any_armed.load(std::memory_order_relaxed)) return std::nullopt;
   std::optional<Spec> result;
   {
     std::lock_guard lk(mu);
-    auto it = armed.find(name);
+    auto it = t_prefix.empty() ? armed.find(name) : armed.find(std::string(t_prefix) + std::string(name));
     if (it == armed.end()) return std::nullopt;
     Armed& a = it->second;
     std::uint64_t n = ++a.calls;

@@ -22,6 +22,7 @@
 #include "walseg/own_files.h"
 #include "walseg/measure_loop.h"
 #include "walseg/segment_install.h"
+#include "walseg/dir_lock.h"
 #include "walseg/segment_name.h"
 
 namespace walseg {
@@ -56,6 +57,7 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
                 f = File();
                 try {
                   if (dir.names_file(names[k], ids[k])) dir.unlink(names[k], true);
+                  DirLock::gone(dir, names[k]);
                 } catch (const Error&) {
                   // the start-up scan removes it; the fill's error is the one to report
                 }
@@ -69,7 +71,9 @@ std::vector<ProbeResult> probe_all(Directory& dir, const Config& cfg) {
               if (f.is_open()) f.close();
               // Only while the name is still the probe's file: one moved onto it during the
               // probe, which takes a second, is someone's (break-it round 8 F1).
-              if (!names[k].empty() && dir.names_file(names[k], ids[k])) dir.unlink(names[k], true);
+              if (names[k].empty()) return;
+              if (dir.names_file(names[k], ids[k])) dir.unlink(names[k], true);
+              DirLock::gone(dir, names[k]);
             }});
   auto samples = measure_create_commit(
       series, MeasurePlan{.commit_bytes = kProbeWriteBytes, .record_bytes = kProbeCommitBytes});
@@ -120,8 +124,9 @@ CacheFile read_cache(const Directory& dir, const std::string& identity, const ch
   if (!dir.exists(name)) return out;
   out.exists = true;
   try {
-    File f = File::open_at(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-    if (!S_ISREG(f.stat().st_mode) || f.stat().st_nlink != 1) return out;
+    struct stat found{};
+    File f = File::open_at_if_regular(dir, name, O_RDONLY, found);  // a device is never opened
+    if (!f.is_open() || !S_ISREG(f.stat().st_mode) || f.stat().st_nlink != 1) return out;
     // Made as walseg makes its files, whatever it holds: a user's 0644 file in walseg's layout
     // (or root's, for a writer of another user) was replaced and removed (break-it round 25 H1).
     if (not_made_as_walseg_makes_files(f.stat())) return out;
@@ -190,6 +195,7 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
   // Only walseg's own temporary file is removed: one moved onto its name meanwhile is someone's.
   auto drop_tmp = [&] {
     if (mine.st_ino == 0 || dir.names_file(tmp, mine)) dir.unlink(tmp, true);
+    DirLock::gone(dir, tmp);
   };
   try {
     mine = f.stat();
@@ -229,6 +235,7 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
     throw;
   }
   dir.fsync();
+  DirLock::gone(dir, tmp);  // renamed (what replace_checked left there is someone's)
   return true;
 }
 

@@ -8,16 +8,20 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <cerrno>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 #include "walseg/log.h"
 #include "walseg/made_files.h"
 #include "walseg/own_files.h"
 #include "walseg/segment_name.h"
+#include "walseg/wal_control.h"
 
 namespace walseg {
 namespace {
@@ -69,16 +73,25 @@ File open_lock_file(const Directory& dir, int flags) {
 // the two leaves it there), so the file may be up to twice the longest list.
 constexpr std::string_view kLockFileMagic = "walseg.lock\n";
 constexpr std::string_view kLockFileEnd = "end\n";
-constexpr std::size_t kMaxLockFileText = kLockFileMagic.size() + kMaxLockFilePids * 11 + kLockFileEnd.size();
+constexpr std::string_view kTempLinePrefix = "temp ";
+constexpr std::size_t kMaxTempLine = 64;  // "temp xlogtemp.<10 digits>.<20 digits>" is 45
+constexpr std::size_t kMaxLockFileText =
+    kLockFileMagic.size() + kMaxLockFilePids * 11 + kMaxListedTemps * (kMaxTempLine + 1) + kLockFileEnd.size();
 constexpr std::size_t kMaxLockFileBytes = 2 * kMaxLockFileText;
 
 // Written over what the file held, then cut to its length: a crash in between leaves the new
 // list whole, followed by the tail of the old one, which the reader skips past the end line
 // (break-it round 25 M2: truncating first left an empty lock file to a kill between the two,
 // and the writers it listed were forgotten).
-void write_lock_file(File& f, const std::vector<std::uint32_t>& pids) {
-  const std::string text = lock_file_text(pids);
+// The cut waits for the new text to be durable: a power cut may keep a file's new size and lose
+// the bytes written before it, and the old list cut short names fewer files than either list
+// (the power-loss suite found a temporary name lost so).
+void write_lock_file(File& f, const std::vector<std::uint32_t>& pids, const std::vector<std::string>& temps = {}) {
+  const std::string text = lock_file_text(pids, temps);
+  const auto old_size = static_cast<std::uint64_t>(f.stat().st_size);
   f.pwrite_all(text.data(), text.size(), 0);
+  if (text.size() >= old_size) return;
+  f.fdatasync();
   f.ftruncate(text.size());
 }
 
@@ -88,22 +101,47 @@ bool all_digits(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+bool a_temp_name(std::string_view name) {
+  return name == kControlTempFileName || parse_temp_file_name(name).has_value();
+}
+
+// As fmt writes a PID: digits without a leading zero, never 0 (break-it round 35 H5: "007"
+// and "0" were taken for walseg's lines).
+bool pid_line(std::string_view line, std::uint32_t* v) {
+  return !line.empty() && line.size() <= 10 && line.front() != '0' && all_digits(line) &&
+         std::from_chars(line.data(), line.data() + line.size(), *v).ec == std::errc();
+}
+
+bool temp_line(std::string_view line, std::string_view* name) {
+  if (!line.starts_with(kTempLinePrefix) || line.size() > kMaxTempLine) return false;
+  *name = line.substr(kTempLinePrefix.size());
+  return a_temp_name(*name);
+}
+
+// Any part of a line walseg writes: what a cut leaves at either end of one.
+bool part_of_a_line(std::string_view s) {
+  return s.size() <= kMaxTempLine && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == ' ';
+         });
+}
+
 // What a write of a shorter list over a longer one leaves after its own end line when the
 // truncate that follows never came (write_lock_file): the longer list's text from that offset
-// on, which is the rest of a PID line (any digits, even none), whole PID lines, and the end
-// line, or only the rest of the end line. NULs a power cut left at the end are already gone.
-template <typename PidLine>
-bool a_longer_lists_tail(std::string_view tail, PidLine pid_line) {
+// on, which is the rest of a line (even none), whole PID and temp lines, and the end line, or
+// only the rest of the end line. NULs a power cut left at the end are already gone.
+bool a_longer_lists_tail(std::string_view tail) {
   if (kLockFileEnd.ends_with(tail)) return true;
   if (!tail.ends_with(kLockFileEnd)) return false;
   tail.remove_suffix(kLockFileEnd.size());
   const std::size_t first_nl = tail.find('\n');
-  if (first_nl == std::string_view::npos || !all_digits(tail.substr(0, first_nl)) || first_nl > 10) return false;
+  if (first_nl == std::string_view::npos || !part_of_a_line(tail.substr(0, first_nl))) return false;
   tail.remove_prefix(first_nl + 1);
   for (std::size_t lines = 1; !tail.empty(); ++lines) {
     const std::size_t nl = tail.find('\n');
+    if (nl == std::string_view::npos || lines >= kMaxLockFilePids + kMaxListedTemps) return false;
     std::uint32_t v = 0;
-    if (nl == std::string_view::npos || !pid_line(tail.substr(0, nl), &v) || lines >= kMaxLockFilePids) return false;
+    std::string_view name;
+    if (!pid_line(tail.substr(0, nl), &v) && !temp_line(tail.substr(0, nl), &name)) return false;
     tail.remove_prefix(nl + 1);
   }
   return true;
@@ -115,7 +153,8 @@ bool a_longer_lists_tail(std::string_view tail, PidLine pid_line) {
 // are told apart for the message: an older walseg wrote them, and so does many a program's
 // own lock file (break-it round 25 H3: an imitation holding 4242, made 0600 under umask 077,
 // was taken for walseg's, and a file named for 4242 removed as its leftover).
-LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr) {
+LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, std::string* bytes = nullptr,
+                         std::vector<std::string>* temps = nullptr) {
   if (static_cast<std::uint64_t>(f.stat().st_size) > kMaxLockFileBytes) return LockContent::kOther;
   char buf[kMaxLockFileBytes + 1] = {};
   std::size_t n = 0;
@@ -138,21 +177,19 @@ LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, st
   std::string_view rest(text);
   while (!rest.empty() && rest.back() == '\0') rest.remove_suffix(1);
   if (kLockFileMagic.starts_with(rest) && rest.size() < kLockFileMagic.size()) return LockContent::kWalsegs;
-  // As fmt writes a PID: digits without a leading zero, never 0 (break-it round 35 H5: "007"
-  // and "0" were taken for walseg's lines).
-  auto pid_line = [](std::string_view line, std::uint32_t* v) {
-    return !line.empty() && line.size() <= 10 && line.front() != '0' && all_digits(line) &&
-           std::from_chars(line.data(), line.data() + line.size(), *v).ec == std::errc();
-  };
   std::vector<std::uint32_t> got;
+  std::vector<std::string> listed;
   if (rest.starts_with(kLockFileMagic)) {
     rest.remove_prefix(kLockFileMagic.size());
     for (;;) {
       const std::size_t nl = rest.find('\n');
       if (nl == std::string_view::npos) {
         // Torn within a line: a partial PID or end line, never anything else.
-        const bool partial = rest.size() <= 10 && ((all_digits(rest) && !rest.starts_with('0')) ||
-                                                   kLockFileEnd.starts_with(rest));
+        const bool partial = (rest.size() <= 10 && all_digits(rest) && !rest.starts_with('0')) ||
+                             kLockFileEnd.starts_with(rest) ||
+                             (rest.size() <= kMaxTempLine &&
+                              (kTempLinePrefix.starts_with(rest) ||
+                               (rest.starts_with(kTempLinePrefix) && part_of_a_line(rest))));
         if (!partial) return LockContent::kOther;
         break;
       }
@@ -160,16 +197,20 @@ LockContent lock_content(File& f, std::vector<std::uint32_t>* pids = nullptr, st
       // Past the end line, only the tail of a longer list this one replaced (break-it round 35
       // H5: notes after the end line were taken for one and rewritten).
       if (line == kLockFileEnd.substr(0, kLockFileEnd.size() - 1)) {
-        if (!a_longer_lists_tail(rest.substr(nl + 1), pid_line)) return LockContent::kOther;
+        if (!a_longer_lists_tail(rest.substr(nl + 1))) return LockContent::kOther;
         break;
       }
+      // PID lines, then the temporary names (as lock_file_text writes them).
       std::uint32_t v = 0;
-      if (!pid_line(line, &v)) return LockContent::kOther;
-      got.push_back(v);
+      std::string_view name;
+      if (listed.empty() && pid_line(line, &v)) got.push_back(v);
+      else if (temp_line(line, &name)) listed.emplace_back(name);
+      else return LockContent::kOther;
       rest.remove_prefix(nl + 1);
     }
-    if (got.size() > kMaxLockFilePids) return LockContent::kOther;
+    if (got.size() > kMaxLockFilePids || listed.size() > kMaxListedTemps) return LockContent::kOther;
     if (pids != nullptr) *pids = std::move(got);
+    if (temps != nullptr) *temps = std::move(listed);
     return LockContent::kWalsegs;
   }
   for (std::size_t at = 0; at < text.size();) {
@@ -298,6 +339,71 @@ void refuse_files_named_for_this_process(const Directory& dir, const std::vector
 
 }  // namespace
 
+// What walseg.lock lists now, as this process wrote it last; its own descriptor of the lock
+// file (the DirLock's may move). Guarded by mu: will_create and gone come from any thread.
+struct DirLock::Listing {
+  Listing(Directory d, File f, std::vector<std::uint32_t> p, std::vector<std::string> t)
+      : dir(std::move(d)), file(std::move(f)), pids(std::move(p)), temps(std::move(t)) {
+    struct stat st{};
+    if (::fstat(dir.fd(), &st) == 0) key = {st.st_dev, st.st_ino};
+  }
+  // Failpoints "lock.pwrite", "lock.ftruncate", "lock.fdatasync" (failpoint::Prefix).
+  void rewrite() {
+    const failpoint::Prefix apart("lock.");
+    write_lock_file(file, pids, temps);
+    file.fdatasync();
+  }
+  void fsync_dir() {
+    const failpoint::Prefix apart("lock.");
+    dir.fsync();
+  }
+  void drop_names_without_files() {
+    std::erase_if(temps, [&](const std::string& t) {
+      struct stat st{};
+      return ::fstatat(dir.fd(), t.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+    });
+  }
+
+  std::mutex mu;
+  Directory dir;
+  File file;  ///< walseg.lock, flocked
+  std::pair<std::uint64_t, std::uint64_t> key{0, 0};
+  std::vector<std::uint32_t> pids;
+  std::vector<std::string> temps;
+  std::vector<std::string> own;  ///< the names will_create listed
+};
+
+// The DirLocks of this process, by their directory's identity, for will_create and gone.
+class DirLock::Listings {
+ public:
+  void add(const std::shared_ptr<Listing>& l) {
+    std::lock_guard g(mu_);
+    by_dir_[l->key] = l;
+  }
+  void remove(const std::shared_ptr<Listing>& l) {
+    std::lock_guard g(mu_);
+    const auto it = by_dir_.find(l->key);
+    if (it != by_dir_.end() && it->second.lock() == l) by_dir_.erase(it);
+  }
+  std::shared_ptr<Listing> find(const Directory& dir) {
+    std::lock_guard g(mu_);
+    if (by_dir_.empty()) return nullptr;
+    struct stat st{};
+    if (::fstat(dir.fd(), &st) != 0) return nullptr;
+    const auto it = by_dir_.find({st.st_dev, st.st_ino});
+    return it == by_dir_.end() ? nullptr : it->second.lock();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::weak_ptr<Listing>> by_dir_;
+};
+
+DirLock::Listings& DirLock::listings() {
+  static Listings all;
+  return all;
+}
+
 DirLock DirLock::acquire(Directory& dir) {
   DirLock lock;
   // The directory first: a holder is found even when its walseg.lock was removed, and a
@@ -322,7 +428,7 @@ DirLock DirLock::acquire(Directory& dir) {
   lock_or_throw(f.fd(), LOCK_EX, dir, f.path());
   // Checked only now, with both locks held: a holder between its truncate and its write
   // would otherwise look like someone's empty file, and nothing may be truncated before.
-  const LockContent content = lock_content(f, &lock.previous_pids_, &lock.previous_text_);
+  const LockContent content = lock_content(f, &lock.previous_pids_, &lock.previous_text_, &lock.previous_temps_);
   if (content != LockContent::kWalsegs)
     throw make_error(EEXIST, "open", f.path(),
                      fmt::format("could not use lock file \"{}\": {}", f.path(), not_walsegs_reason(f, content, dir)));
@@ -336,9 +442,15 @@ DirLock DirLock::acquire(Directory& dir) {
     if (p == pids.front() || std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
     if (i == 0 || std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end()) pids.push_back(p);
   }
+  // The earlier writers' names stay listed while their files remain: the scan removes them.
+  std::vector<std::string> temps;
+  for (const std::string& t : lock.previous_temps_) {
+    struct stat st{};
+    if (::fstatat(dir.fd(), t.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) temps.push_back(t);
+  }
   try {
     refuse_files_named_for_this_process(dir, lock.previous_pids_);
-    write_lock_file(f, pids);
+    write_lock_file(f, pids, temps);
     // Durable before this writer makes any file: the PID is what names its temporary files as
     // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
     // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
@@ -361,20 +473,74 @@ DirLock DirLock::acquire(Directory& dir) {
   // directory without one was never walseg's (break-it round 17 H1; the power-loss suite
   // keeps directory operations out of order). Once per directory, at its first opening.
   if (lock.made_) dir.fsync();
-  lock.file_ = std::move(f);
+  lock.listing_ = std::make_shared<Listing>(dir.duplicate(), std::move(f), std::move(pids), std::move(temps));
+  listings().add(lock.listing_);
   return lock;
 }
 
+DirLock::~DirLock() {
+  if (listing_) listings().remove(listing_);
+}
+
+void DirLock::will_create(const Directory& dir, const std::string& name) {
+  const std::shared_ptr<Listing> l = listings().find(dir);
+  if (!l) return;
+  std::lock_guard g(l->mu);
+  if (std::find(l->own.begin(), l->own.end(), name) == l->own.end()) l->own.push_back(name);
+  if (std::find(l->temps.begin(), l->temps.end(), name) != l->temps.end()) return;
+  if (l->temps.size() >= kMaxListedTemps) l->drop_names_without_files();
+  if (l->temps.size() >= kMaxListedTemps)
+    throw make_error(ENOSPC, "create", dir.path_of(name),
+                     fmt::format("could not create \"{}\": {} lists {} temporary names already, the most it "
+                                 "lists, and their files are there; `walseg ls --dir '{}'` says whose they are",
+                                 dir.path_of(name), l->dir.path_of(kLockFileName), kMaxListedTemps, dir.path()));
+  l->temps.push_back(name);
+  try {
+    l->rewrite();
+  } catch (const Error&) {
+    l->temps.pop_back();  // not created: listed or not, the name holds no file of this writer's
+    throw;
+  }
+}
+
+void DirLock::gone(const Directory& dir, const std::string& name) noexcept {
+  try {
+    const std::shared_ptr<Listing> l = listings().find(dir);
+    if (!l) return;
+    std::lock_guard g(l->mu);
+    const auto it = std::find(l->temps.begin(), l->temps.end(), name);
+    if (it == l->temps.end()) return;
+    // The file's removal or rename durable first: a power cut that kept the shorter list and
+    // lost the rename would leave the file under a name no list gives.
+    l->fsync_dir();
+    l->temps.erase(it);
+    std::erase(l->own, name);
+    l->rewrite();
+  } catch (const std::exception& e) {
+    log(LogLevel::kLog, fmt::format("could not take \"{}\" out of {}'s temporary names: {}; a crash now would "
+                                    "leave a file under that name removable",
+                                    name, kLockFileName, e.what()));
+  }
+}
+
 void DirLock::forget_earlier_writers() {
-  if (previous_pids_.empty() || !file_.is_open()) return;
-  write_lock_file(file_, {static_cast<std::uint32_t>(::getpid())});
-  file_.fdatasync();
+  if ((previous_pids_.empty() && previous_temps_.empty()) || !listing_) return;
+  std::lock_guard g(listing_->mu);
+  // This writer's own names stay (auto's probe comes before the scan).
+  std::vector<std::string> own;
+  for (const std::string& t : listing_->temps)
+    if (std::find(listing_->own.begin(), listing_->own.end(), t) != listing_->own.end()) own.push_back(t);
+  listing_->pids = {static_cast<std::uint32_t>(::getpid())};
+  listing_->temps = std::move(own);
+  listing_->rewrite();
   previous_pids_.clear();
+  previous_temps_.clear();
 }
 
 void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noexcept {
-  if (!file_.is_open()) return;
+  if (!listing_) return;
   try {
+    std::lock_guard g(listing_->mu);
     const auto me = static_cast<std::uint32_t>(::getpid());
     // One listing: the earlier writers' temporary files by name (as acquire keeps them), this
     // process's own only by identity: a file someone named for this PID, during the run or
@@ -402,8 +568,11 @@ void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noe
     if (left_control_temp || left_own) pids.push_back(me);
     for (std::uint32_t p : previous_pids_)
       if (p != me && left_some(p) && pids.size() < kMaxLockFilePids) pids.push_back(p);
-    write_lock_file(file_, pids);
-    file_.fdatasync();
+    listing_->pids = std::move(pids);
+    // Every name still holding a file stays listed: this writer's that it could not remove, and
+    // earlier writers' not yet removed.
+    listing_->drop_names_without_files();
+    listing_->rewrite();
     previous_pids_.clear();
   } catch (const std::exception& e) {
     log(LogLevel::kLog, fmt::format("could not mark \"{}\" closed cleanly: {}; the next writer takes temporary files "
@@ -415,13 +584,17 @@ void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noe
 // Under the directory's flock, which this lock still holds: no other walseg opener can have
 // taken the lock file in between, so the file under the name is the one this open made.
 void DirLock::remove_if_made(Directory& dir) noexcept {
-  if (!file_.is_open()) return;
+  if (!listing_) return;
+  std::unique_lock g(listing_->mu);
+  File& file_ = listing_->file;
   if (!made_) {
     try {
       // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
       if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
       file_.ftruncate(previous_text_.size());
       file_.fdatasync();  // as durable as the PID it replaces
+      listing_->pids = previous_pids_;
+      listing_->temps = previous_temps_;
     } catch (const std::exception& e) {
       log(LogLevel::kLog, fmt::format("could not put back what \"{}\" held: {}", dir.path_of(kLockFileName), e.what()));
     }
@@ -439,6 +612,9 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
   }
   file_ = File();
   made_ = false;
+  listings().remove(listing_);  // will_create lists nothing more in a lock file no longer there
+  g.unlock();
+  listing_.reset();
 }
 
 DirLock DirLock::acquire_shared(const Directory& dir) {
@@ -463,9 +639,10 @@ DirLock DirLock::acquire_shared(const Directory& dir) {
   return lock;
 }
 
-std::string lock_file_text(const std::vector<std::uint32_t>& pids) {
+std::string lock_file_text(const std::vector<std::uint32_t>& pids, const std::vector<std::string>& temps) {
   std::string text(kLockFileMagic);
   for (std::uint32_t p : pids) text += fmt::format("{}\n", p);
+  for (const std::string& t : temps) text += fmt::format("{}{}\n", kTempLinePrefix, t);
   text += kLockFileEnd;
   return text;
 }
@@ -478,6 +655,18 @@ std::vector<std::uint32_t> lock_file_pids(const Directory& dir) {
     if (f.is_open() && holds_walseg_content(f, &pids)) return pids;
   } catch (const Error&) {
     // none, or not openable: no PID to go by
+  }
+  return {};
+}
+
+std::vector<std::string> lock_file_temps(const Directory& dir) {
+  try {
+    struct stat st{};
+    File f = File::open_at_if_regular(dir, kLockFileName, O_RDONLY, st);
+    std::vector<std::string> temps;
+    if (f.is_open() && lock_content(f, nullptr, nullptr, &temps) == LockContent::kWalsegs) return temps;
+  } catch (const Error&) {
+    // none, or not openable: no name listed
   }
   return {};
 }

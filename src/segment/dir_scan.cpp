@@ -102,6 +102,10 @@ std::string not_regular(const struct stat& st) {
   return fmt::format("it is {}, not a regular file", what);
 }
 
+bool listed(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 bool is_ours(const std::array<std::byte, kReadyStampBytes>& b, const WalControl& c, bool* ready) {
   const std::optional<FirstPage> p = decode_first_page(b.data());
   if (!p) return false;
@@ -178,6 +182,7 @@ struct Scanner {
   bool control_is_new;
   const std::vector<std::uint32_t>& earlier_writer_pids;
   bool lock_existed;
+  const std::vector<std::string>* listed_temps;
   ScanReport report;
 
   // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
@@ -278,6 +283,15 @@ struct Scanner {
                                      "directory cleanly), so no walseg crash left it there: it is not walseg's, and walseg "
                                      "will not remove it; move it out of the directory",
                                      dir.path_of(name), dir.path_of(kLockFileName)));
+      // Listed in walseg.lock before a writer created it, or someone's (break-it round 35 H3:
+      // one put there during a run, which the writer refused, was removed after its crash).
+      if (listed_temps != nullptr && !listed(*listed_temps, name))
+        throw make_error(EEXIST, "open", dir.path_of(name),
+                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" "
+                                     "does not list it as a file a writer was making, so no walseg crash left it "
+                                     "there: it is not walseg's, and walseg will not remove it; move it out of the "
+                                     "directory",
+                                     dir.path_of(name), dir.path_of(kLockFileName)));
       // Someone's file under that name: refuse, never remove. A control file this opening
       // made follows a first write a crash cut short, under another system identifier.
       check_control_temp(dir, control_is_new ? 0 : control.system_id);
@@ -288,7 +302,7 @@ struct Scanner {
     // it someone's file too), and only the last writer's.
     std::optional<std::string> temp_why;
     if (info.kind == WalFileKind::kTempFile) {
-      temp_why = temp_file_left_alone_reason(dir, name, st, control, control_is_new, earlier_writer_pids);
+      temp_why = temp_file_left_alone_reason(dir, name, st, control, control_is_new, earlier_writer_pids, listed_temps);
       if (!temp_why) return remove_temp(name, st);
     }
     if (info.kind == WalFileKind::kSegmentFile) return segment(name, info, st);
@@ -364,7 +378,8 @@ bool is_this_wals_segment(File& f, const WalControl& control) {
 std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, const std::string& name,
                                                        const struct stat& st, const WalControl& control,
                                                        bool control_is_new,
-                                                       const std::vector<std::uint32_t>& earlier_writer_pids) {
+                                                       const std::vector<std::uint32_t>& earlier_writer_pids,
+                                                       const std::vector<std::string>* listed_temps) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
   if (auto why = not_made_as_walseg_makes_files(st)) return why;
@@ -395,6 +410,12 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
     return fmt::format("not named for process {}, the writer{} {} names: their crashes are the only ones whose "
                        "temporary files walseg removes (a copy of the directory, or someone's file)",
                        fmt::join(earlier_writer_pids, ", "), earlier_writer_pids.size() == 1 ? "" : "s",
+                       kLockFileName);
+  // Named for that writer, but the writer never listed it: put there by someone, during its run
+  // or before it (break-it round 35 H2, H3).
+  if (listed_temps != nullptr && !listed(*listed_temps, name))
+    return fmt::format("not listed in {} as a file a writer was making: a writer lists each such name before it "
+                       "creates the file, so someone else put this one there",
                        kLockFileName);
   return std::nullopt;
 }
@@ -543,8 +564,8 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
 
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new, const std::vector<std::uint32_t>& earlier_writer_pids,
-                                bool lock_existed) {
-  Scanner s{dir, control, append_mode, control_is_new, earlier_writer_pids, lock_existed, {}};
+                                bool lock_existed, const std::vector<std::string>* listed_temps) {
+  Scanner s{dir, control, append_mode, control_is_new, earlier_writer_pids, lock_existed, listed_temps, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
   s.copies_of_live_segments();
   auto by_name = [](const ScannedSegment& a, const ScannedSegment& b) { return name_less(a.name, b.name); };

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "walseg/dir_lock.h"
 #include "walseg/error.h"
 #include "walseg/failpoint.h"
 #include "walseg/io_trace.h"
@@ -61,7 +62,9 @@ void remove_half_made(Directory& dir, const std::string& name) {
     dir.unlink(name, true);
   } catch (const Error& e) {
     log(LogLevel::kWarning, fmt::format("{}; it is removed at the next start", e.what()));
+    return;
   }
+  DirLock::gone(dir, name);  // a final name is never listed: nothing then
 }
 
 // What stands under a name that create_segment was asked to make, for its EEXIST message.
@@ -85,6 +88,8 @@ File create_temp_file(Directory& dir, std::string* name) {
   static std::atomic<std::uint64_t> counter{0};
   for (int tries = 0;; ++tries) {
     *name = temp_file_name(static_cast<std::uint32_t>(::getpid()), counter.fetch_add(1));
+    // Listed in walseg.lock before it exists: only a listed name's file is a crash's leftover.
+    DirLock::will_create(dir, *name);
     try {
       File f = File::open_at(dir, *name, O_RDWR | O_CREAT | O_EXCL, kOwnFileMode);
       // Under the process's umask, 0600 may come out 0400: the next opening would take the
@@ -92,11 +97,13 @@ File create_temp_file(Directory& dir, std::string* name) {
       try {
         set_own_file_mode(f);
       } catch (...) {
-        dir.unlink(*name, true);
+        remove_half_made(dir, *name);
         throw;
       }
       return f;
     } catch (const Error& e) {
+      // Not made (someone's file under the name, above all): unlisted before anything else.
+      if (e.errnum() == EEXIST || !dir.exists(*name)) DirLock::gone(dir, *name);
       if (e.errnum() != EEXIST || tries >= 63) throw;
     }
   }
@@ -181,6 +188,7 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   // or removed (break-it round 5 F1b).
   auto not_ours = [&] {
     const std::string temp = dir.path_of(temp_);
+    DirLock::gone(dir, temp_);  // what is under the name is someone's now
     temp_.clear();
     return make_error(EEXIST, "rename", temp,
                       fmt::format("could not install segment \"{}\": its temporary file \"{}\" was replaced or "
@@ -201,8 +209,10 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
   // 13 F4; round 7 F4 had it renamed to a third name). The writer refuses a foreign file
   // under a segment name, so it stays unused, and the error says where it is.
   failpoint::hit("create.before_install_check");
+  const std::string renamed_from = temp_;
   if (temp_stat_.st_ino != 0 && !dir.names_file(final_, temp_stat_)) {
     const std::string temp = dir.path_of(temp_);
+    DirLock::gone(dir, temp_);
     temp_.clear();
     throw make_error(EEXIST, "rename", dir.path_of(final_),
                      fmt::format("could not install segment \"{}\": right after walseg renamed its temporary file "
@@ -220,7 +230,9 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
     dir.fsync();
     report_.times.dir_fsync_us = micros_since(t);
     failpoint::hit("create.after_dir_fsync");
+    DirLock::gone(dir, renamed_from);
   } catch (const Error& e) {
+    DirLock::gone(dir, renamed_from);  // renamed: under the segment's name, or removed below
     // Only the file walseg installed: one put in its place since is someone's.
     bool still_ours = installed.st_ino == 0;
     try {
@@ -272,7 +284,10 @@ PreparedSegment::~PreparedSegment() { drop_temp(); }
 void PreparedSegment::drop_temp() noexcept {
   if (!dir_ || temp_.empty()) return;
   try {
-    if (temp_stat_.st_ino != 0 && !dir_->names_file(temp_, temp_stat_)) return;
+    if (temp_stat_.st_ino != 0 && !dir_->names_file(temp_, temp_stat_)) {
+      DirLock::gone(*dir_, temp_);  // someone's file is under the name now
+      return;
+    }
   } catch (const Error& e) {
     log(LogLevel::kLog, fmt::format("leaving \"{}\": {}", dir_->path_of(temp_), e.what()));
     return;

@@ -103,7 +103,7 @@ void SegmentManager::open(const Options& opts) {
   alloc_.method = cfg_.init_method;
   alloc_.fallback = cfg_.fallocate_fallback;
   scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.earlier_writer_pids(),
-                               lock_.lock_file_existed());
+                               lock_.lock_file_existed(), &lock_.earlier_listed_temps());
   check_scan();
   if (opts.before_changes) opts.before_changes(*this);
   if (new_wal) write_new_control();

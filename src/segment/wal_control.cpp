@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "walseg/dir_lock.h"
 #include "walseg/error.h"
 #include "walseg/file.h"
 #include "walseg/file_identity.h"
@@ -326,8 +327,18 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
   }
   struct stat old{};  // the control file replaced: its removal after the exchange may fail
   if (::fstatat(dir.fd(), kControlFileName, &old, AT_SYMLINK_NOFOLLOW) != 0) old = {};
-  File f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, kOwnFileMode);
+  // Listed in walseg.lock before it exists: only a listed name's file is a crash's leftover
+  // (break-it round 35 H3: one put there during a run was removed after the writer's crash).
+  DirLock::will_create(dir, kControlTempFileName);
+  File f;
+  try {
+    f = File::open_at(dir, kControlTempFileName, O_WRONLY | O_CREAT | O_EXCL, kOwnFileMode);
+  } catch (const Error&) {
+    DirLock::gone(dir, kControlTempFileName);  // not made: what is there is someone's
+    throw;
+  }
   struct stat mine{};  // st_ino 0 until known: then the name is the one just made exclusively
+  bool unlist = true;  // false while the name holds a file of walseg's (the old control file)
   try {
     mine = f.stat();
     set_own_file_mode(f);
@@ -353,6 +364,7 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
                                    control, dir.path_of(kControlTempFileName)));
     if (!r.replaced) throw refusal(r.why);
     if (!r.left_at_from) note_left_behind(dir, old);
+    unlist = r.left_at_from || !dir.exists(kControlTempFileName);
     if (r.left_at_from)
       log(LogLevel::kWarning,
           fmt::format("updated \"{}\", but a file moved onto it or onto \"{}\" meanwhile is not walseg's and is now "
@@ -363,6 +375,7 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
     try {
       // Only walseg's own: a file moved onto the name meanwhile is someone's.
       if (mine.st_ino == 0 || dir.names_file(kControlTempFileName, mine)) dir.unlink(kControlTempFileName, true);
+      DirLock::gone(dir, kControlTempFileName);
     } catch (const Error&) {
       // the next write removes it first; the original error is the one that matters
       note_left_behind(dir, mine);
@@ -370,6 +383,7 @@ struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp)
     throw;
   }
   dir.fsync();
+  if (unlist) DirLock::gone(dir, kControlTempFileName);
   return mine;
 }
 

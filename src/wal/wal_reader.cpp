@@ -57,7 +57,11 @@ void learn_sizes(const Directory& d, const std::vector<Directory::Entry>& entrie
                                  "no segment file of timeline {}",
                                  dir, g->timeline));
   const std::string path = d.path_of(first);
-  File f = File::open_at(d, first, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+  struct stat found{};
+  File f = File::open_at_if_regular(d, first, O_RDONLY, found);  // a device is never opened
+  if (!f.is_open())
+    throw make_error(EINVAL, kOp, path,
+                     fmt::format("cannot learn the WAL segment size from \"{}\": it is not a regular file", path));
   std::byte hdr[kLongPageHeaderBytes] = {};
   const std::size_t n = f.pread(hdr, sizeof hdr, 0);
   const PageHeader h = decode_page_header(hdr);
