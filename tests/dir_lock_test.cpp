@@ -571,5 +571,45 @@ BOOST_AUTO_TEST_CASE(a_temporary_file_named_for_this_process_before_it_started_i
   BOOST_TEST(lock.earlier_writer_pids() == (std::vector<std::uint32_t>{me, 77}), boost::test_tools::per_element());
 }
 
+// Break-it round 35 H3: a temporary name's file is a crash's leftover only if walseg.lock lists
+// it: will_create lists it before the file exists, gone takes it out, a directory no DirLock of
+// this process holds lists nothing, and a refused opening keeps listed (with its PID) what it
+// made and could not remove (round 34 M2: auto's probe files were orphaned).
+BOOST_AUTO_TEST_CASE(temporary_names_are_listed_before_their_files_exist) {
+  const std::uint32_t me = self();
+  const std::string mine = "xlogtemp." + std::to_string(me) + ".3";
+  Directory d = Directory::open(dir.path());
+  DirLock::will_create(d, mine);  // no lock held: nothing
+  BOOST_TEST(!walseg_test::path_exists(dir / "walseg.lock"));
+  put_file(dir / "walseg.lock", lock_file_text({77}));
+  {
+    DirLock lock = DirLock::acquire(d);
+    DirLock::will_create(d, mine);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}, {mine}));
+    BOOST_TEST(lock_file_temps(d) == std::vector<std::string>{mine}, boost::test_tools::per_element());
+    DirLock::will_create(d, "walseg.control.tmp");
+    DirLock::gone(d, mine);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}, {"walseg.control.tmp"}));
+    DirLock::gone(d, "walseg.control.tmp");
+    // Refused after making a file it could not remove: the file stays listed, with this PID.
+    DirLock::will_create(d, mine);
+    put_file(dir / mine, std::string(100, '\0'));
+    lock.remove_if_made(d);
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}, {mine}));
+  }
+  // The next opening keeps it listed while the file is there, and drops it once it is gone.
+  {
+    DirLock lock = DirLock::acquire(d);
+    BOOST_TEST(lock.earlier_listed_temps() == std::vector<std::string>{mine}, boost::test_tools::per_element());
+    BOOST_TEST(lock_file_temps(d) == std::vector<std::string>{mine}, boost::test_tools::per_element());
+    ::unlink((dir / mine).c_str());
+    lock.forget_earlier_writers();
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me}));
+  }
+  // A temp line naming anything but a temporary name is someone's text.
+  put_file(dir / "walseg.lock", "walseg.lock\n1\ntemp notes.txt\nend\n");
+  BOOST_CHECK_THROW(DirLock::acquire(d), Error);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 

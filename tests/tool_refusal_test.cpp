@@ -598,6 +598,25 @@ BOOST_AUTO_TEST_CASE(TheShortestTimedWriteCommitsOncePerClient) {
   BOOST_TEST(r.out.rfind("1 commits", 0) != 0, r.out);
 }
 
+// Break-it round 34 L3: when the run's final checkpoint (the control file's update) failed,
+// write printed the error alone, not the summary of what it had acknowledged. The last
+// control-file fsync fails here: the summary comes first, then the error.
+BOOST_AUTO_TEST_CASE(AFailedFinalCheckpointStillPrintsWhatWasAcknowledged) {
+  const std::string wal = dir + "/wal";
+  BOOST_REQUIRE(run("write --dir '" + wal + "' --records 2" + k1MB).status == 0);
+  Result last{0, "", ""};
+  for (int n = 1; n <= 40; ++n) {
+    ::setenv("WALSEG_FAILPOINTS", ("fsync=EIO@" + std::to_string(n)).c_str(), 1);
+    auto r = run("write --records 1 -c walseg.prealloc_segments=0 --dir '" + wal + "'" + k1MB);
+    ::unsetenv("WALSEG_FAILPOINTS");
+    if (r.status == 0) break;
+    if (contains(r.err, "walseg.control.tmp")) last = r;
+  }
+  BOOST_TEST_REQUIRE(last.status == 1, "no run failed at the control file's fsync");
+  BOOST_TEST(contains(last.out, "1 commits of 100 bytes"), last.out << last.err);
+  BOOST_TEST(contains(last.err, "walseg write: stopped by the error below after 1 acknowledged commits"), last.err);
+}
+
 // Break-it round 34 L2: on a full disk the lock file's first write failed, and the empty
 // walseg.lock stayed in the directory the command had made, so neither went away.
 BOOST_AUTO_TEST_CASE(AFullDiskAtTheLockFileLeavesNothingBehind) {

@@ -589,12 +589,31 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
   File& file_ = listing_->file;
   if (!made_) {
     try {
-      // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
-      if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
-      file_.ftruncate(previous_text_.size());
-      file_.fdatasync();  // as durable as the PID it replaces
-      listing_->pids = previous_pids_;
-      listing_->temps = previous_temps_;
+      // What this opening made and could not remove (auto's probe files, whose unlink failed:
+      // break-it round 34 M2 orphaned them) stays listed, with this PID, or no later writer
+      // takes it for a leftover; else the lock file's bytes as they were.
+      std::vector<std::string> own_left;
+      for (const std::string& t : listing_->own) {
+        struct stat st{};
+        if (::fstatat(dir.fd(), t.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) own_left.push_back(t);
+      }
+      if (own_left.empty()) {
+        // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
+        if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
+        file_.ftruncate(previous_text_.size());
+        file_.fdatasync();  // as durable as the PID it replaces
+        listing_->pids = previous_pids_;
+        listing_->temps = previous_temps_;
+      } else {
+        listing_->pids = previous_pids_;
+        listing_->pids.insert(listing_->pids.begin(), static_cast<std::uint32_t>(::getpid()));
+        if (listing_->pids.size() > kMaxLockFilePids) listing_->pids.resize(kMaxLockFilePids);
+        listing_->temps = previous_temps_;
+        for (const std::string& t : own_left)
+          if (std::find(listing_->temps.begin(), listing_->temps.end(), t) == listing_->temps.end())
+            listing_->temps.push_back(t);
+        listing_->rewrite();
+      }
     } catch (const std::exception& e) {
       log(LogLevel::kLog, fmt::format("could not put back what \"{}\" held: {}", dir.path_of(kLockFileName), e.what()));
     }
