@@ -25,6 +25,17 @@ namespace {
 
 const std::string k1MB = " -c walseg.segment_size=1MB -c walseg.min_size=2MB";
 
+// The IN_OPEN events the inotify descriptor `in` has queued: anything that opened a watched
+// name (O_PATH, which opens nothing, raises none).
+int opens_seen(int in) {
+  alignas(struct inotify_event) char buf[4096];
+  int events = 0;
+  for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
+    for (char* p = buf; p < buf + n; p += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(p)->len)
+      if (reinterpret_cast<struct inotify_event*>(p)->mask & IN_OPEN) ++events;
+  return events;
+}
+
 void put_file(const std::string& path, std::size_t size) {
   std::ofstream(path, std::ios::binary) << std::string(size, '\0');
 }
@@ -230,14 +241,7 @@ BOOST_AUTO_TEST_CASE(BreakIt36_M_ReadersDoNotOpenASegmentNameThatIsNoRegularFile
   BOOST_TEST_REQUIRE(in >= 0);
   BOOST_TEST_REQUIRE(::inotify_add_watch(in, seg2.c_str(), IN_OPEN) >= 0);
   BOOST_TEST_REQUIRE(::inotify_add_watch(in, (fresh + "/walseg.auto").c_str(), IN_OPEN) >= 0);
-  auto opened = [&] {
-    alignas(struct inotify_event) char buf[4096];
-    int events = 0;
-    for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
-      for (char* p = buf; p < buf + n; p += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(p)->len)
-        if (reinterpret_cast<struct inotify_event*>(p)->mask & IN_OPEN) ++events;
-    return events;
-  };
+  auto opened = [&] { return opens_seen(in); };
   run("recover --dir '" + wal + "'");
   run("dump --dir '" + wal + "'");
   BOOST_TEST(opened() == 0, "recover or dump opened the FIFO under a segment's name");
@@ -419,14 +423,7 @@ BOOST_AUTO_TEST_CASE(ANonRegularFileUnderAnyNameWalsegWrites_IsRefusedWithoutBei
   BOOST_TEST_REQUIRE(in >= 0);
   for (const std::string& p : {wal + "/walseg.lock", dir + "/out.json", dir + "/acks", dir + "/fifo-control/walseg.control", dir + "/conf.d/a.conf"})
     BOOST_TEST_REQUIRE(::inotify_add_watch(in, p.c_str(), IN_OPEN) >= 0, p);
-  auto opened = [&] {
-    alignas(struct inotify_event) char buf[4096];
-    int events = 0;
-    for (ssize_t n; (n = ::read(in, buf, sizeof buf)) > 0;)
-      for (char* p = buf; p < buf + n; p += sizeof(struct inotify_event) + reinterpret_cast<struct inotify_event*>(p)->len)
-        if (reinterpret_cast<struct inotify_event*>(p)->mask & IN_OPEN) ++events;
-    return events;
-  };
+  auto opened = [&] { return opens_seen(in); };
   BOOST_TEST_REQUIRE(opened() == 0);
   const std::vector<std::pair<std::string, std::string>> cmds = {
       {"write --dir '" + wal + "' --records 1" + k1MB, "lock file \"" + wal + "/walseg.lock\": it is a FIFO"},

@@ -265,33 +265,31 @@ struct Scanner {
       // crash can have left it: someone's (break-it round 17 H1: a user's copy of another
       // WAL's control file under that name was removed by the first write). The lock file's
       // existence, not its PID: a power cut may lose the PID and keep the synced temp file.
+      // Refused with why no walseg crash can have left it: it is not walseg's.
+      auto not_left_by_a_crash = [&](const std::string& because) {
+        return make_error(EEXIST, "open", dir.path_of(name),
+                          fmt::format("file \"{}\" has the name of walseg's temporary control file, but {}, so no "
+                                      "walseg crash left it there: it is not walseg's, and walseg will not remove "
+                                      "it; move it out of the directory",
+                                      dir.path_of(name), because));
+      };
       if (control_is_new && !lock_existed)
-        throw make_error(EEXIST, "open", dir.path_of(name),
-                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" has "
-                                     "no {} and no {} of an earlier writer, so no walseg crash left it there: it is "
-                                     "not walseg's, and walseg will not remove it; move it out of the directory",
-                                     dir.path_of(name), dir.path(), kControlFileName, kLockFileName));
+        throw not_left_by_a_crash(fmt::format("\"{}\" has no {} and no {} of an earlier writer", dir.path(),
+                                              kControlFileName, kLockFileName));
       // A walseg.lock naming no writer says the last one closed the directory cleanly (its PID
       // is synced before it makes any file, and taken out only after its last control-file
       // update: DirLock::mark_clean_close), so no crash left this: someone put it there since,
       // perhaps during that writer's run, which refused it (break-it round 33: the next
       // opening removed a copy of walseg.control put there during a run as a leftover).
       if (earlier_writer_pids.empty())
-        throw make_error(EEXIST, "open", dir.path_of(name),
-                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" "
-                                     "names no writer whose crash may have left it (the last one closed the "
-                                     "directory cleanly), so no walseg crash left it there: it is not walseg's, and walseg "
-                                     "will not remove it; move it out of the directory",
-                                     dir.path_of(name), dir.path_of(kLockFileName)));
+        throw not_left_by_a_crash(fmt::format("\"{}\" names no writer whose crash may have left it (the last one "
+                                              "closed the directory cleanly)",
+                                              dir.path_of(kLockFileName)));
       // Listed in walseg.lock before a writer created it, or someone's (break-it round 35 H3:
       // one put there during a run, which the writer refused, was removed after its crash).
       if (listed_temps != nullptr && !listed(*listed_temps, name))
-        throw make_error(EEXIST, "open", dir.path_of(name),
-                         fmt::format("file \"{}\" has the name of walseg's temporary control file, but \"{}\" "
-                                     "does not list it as a file a writer was making, so no walseg crash left it "
-                                     "there: it is not walseg's, and walseg will not remove it; move it out of the "
-                                     "directory",
-                                     dir.path_of(name), dir.path_of(kLockFileName)));
+        throw not_left_by_a_crash(
+            fmt::format("\"{}\" does not list it as a file a writer was making", dir.path_of(kLockFileName)));
       // Someone's file under that name: refuse, never remove. A control file this opening
       // made follows a first write a crash cut short, under another system identifier.
       check_control_temp(dir, control_is_new ? 0 : control.system_id);
