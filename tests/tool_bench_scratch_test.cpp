@@ -103,7 +103,11 @@ BOOST_AUTO_TEST_CASE(SigintOrSigtermDuringARun_StopsPromptlyRemovesTheScratchAnd
     BOOST_TEST_CONTEXT("signal " << c.signo) {
       const std::string parent = dir + "/p" + std::to_string(c.signo);
       fs::create_directory(parent);
-      ToolProcess p(args_of(parent, c.phase), dir + "/out", dir + "/err");
+      // New-user trial 17: an interrupted run's --json file was not there, without a word.
+      const std::string json = dir + "/r" + std::to_string(c.signo) + ".json";
+      std::vector<std::string> args = c.phase;
+      args.insert(args.end(), {"--json", json});
+      ToolProcess p(args_of(parent, args), dir + "/out", dir + "/err");
       BOOST_TEST_REQUIRE(!wait_for_scratch(parent).empty());
       std::this_thread::sleep_for(std::chrono::milliseconds(1500));
       BOOST_TEST_REQUIRE(describe_status(p.wait(0)) == "still running");
@@ -116,6 +120,8 @@ BOOST_AUTO_TEST_CASE(SigintOrSigtermDuringARun_StopsPromptlyRemovesTheScratchAnd
       BOOST_TEST(took < 5.0);
       BOOST_TEST(tree(parent).empty(), joined(tree(parent)));
       BOOST_TEST(contains(slurp(dir + "/err"), "interrupted"), slurp(dir + "/err"));
+      BOOST_TEST(contains(slurp(dir + "/err"), "--json \"" + json + "\" not written"), slurp(dir + "/err"));
+      BOOST_TEST(!fs::exists(json));
     }
   }
 }

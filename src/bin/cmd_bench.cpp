@@ -433,6 +433,12 @@ void run_bench(const BenchArgs& a) {
   finish_scratch(a, scratch, signo);
   if (signo != 0) {
     if (json_file) json_file->remove_if_unwritten();
+    // Said, since the file named is missing or as it was (new-user trial 17: an interrupted
+    // run's --json file was silently not there).
+    if (!a.json.empty())
+      std::fprintf(stderr, "walseg bench: --json %s not written: an interrupted run writes no results (the tables "
+                   "above are all it measured)\n",
+                   a.json == "-" ? "-" : ("\"" + a.json + "\"").c_str());
     exit_status() = 128 + signo;  // as a shell reports a process killed by that signal
     return;
   }

@@ -83,16 +83,18 @@ constexpr std::size_t kMaxLockFileBytes = 2 * kMaxLockFileText;
 // list whole, followed by the tail of the old one, which the reader skips past the end line
 // (break-it round 25 M2: truncating first left an empty lock file to a kill between the two,
 // and the writers it listed were forgotten).
-// The cut waits for the new text to be durable: a power cut may keep a file's new size and lose
-// the bytes written before it, and the old list cut short names fewer files than either list
-// (the power-loss suite found a temporary name lost so).
+// Durable on return. The cut waits for the new text to be: a power cut may keep a file's new
+// size and lose the bytes written before it, and the old list cut short names fewer files than
+// either list (the power-loss suite found a temporary name lost so). The cut is synced too, so
+// that at most one old tail ever follows a list (two, one after the other, are no tail).
 void write_lock_file(File& f, const std::vector<std::uint32_t>& pids, const std::vector<std::string>& temps = {}) {
   const std::string text = lock_file_text(pids, temps);
   const auto old_size = static_cast<std::uint64_t>(f.stat().st_size);
   f.pwrite_all(text.data(), text.size(), 0);
-  if (text.size() >= old_size) return;
   f.fdatasync();
+  if (text.size() >= old_size) return;
   f.ftruncate(text.size());
+  f.fdatasync();
 }
 
 enum class LockContent { kWalsegs, kBarePids, kOther };
@@ -351,7 +353,6 @@ struct DirLock::Listing {
   void rewrite() {
     const failpoint::Prefix apart("lock.");
     write_lock_file(file, pids, temps);
-    file.fdatasync();
   }
   void fsync_dir() {
     const failpoint::Prefix apart("lock.");
@@ -450,12 +451,11 @@ DirLock DirLock::acquire(Directory& dir) {
   }
   try {
     refuse_files_named_for_this_process(dir, lock.previous_pids_);
-    write_lock_file(f, pids, temps);
     // Durable before this writer makes any file: the PID is what names its temporary files as
     // the leftovers of its crash, and a power cut that kept one of them but lost the PID (an
     // empty walseg.lock, or the writer before's PID) left them for good (break-it round 18 F4:
     // bench/powercut.sh found xlogtemp files that survived a writer).
-    f.fdatasync();
+    write_lock_file(f, pids, temps);
   } catch (const Error&) {
     // A lock file this opening made goes with it (break-it round 34 L2: a full disk left an
     // empty walseg.lock, and its directory, which the tool then could not take back).
@@ -599,9 +599,12 @@ void DirLock::remove_if_made(Directory& dir) noexcept {
       }
       if (own_left.empty()) {
         // Through the descriptor this lock holds: the file it rewrote, whatever the name shows.
+        // Synced before the cut and after it, as write_lock_file's: as durable as the PID it
+        // replaces.
         if (!previous_text_.empty()) file_.pwrite_all(previous_text_.data(), previous_text_.size(), 0);
+        file_.fdatasync();
         file_.ftruncate(previous_text_.size());
-        file_.fdatasync();  // as durable as the PID it replaces
+        file_.fdatasync();
         listing_->pids = previous_pids_;
         listing_->temps = previous_temps_;
       } else {
