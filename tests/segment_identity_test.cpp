@@ -19,6 +19,7 @@
 
 #include "fs_test_util.h"
 #include "walseg/error.h"
+#include "walseg/failpoint.h"
 #include "walseg/wal.h"
 #include "walseg/wal_reader.h"
 
@@ -136,6 +137,39 @@ BOOST_AUTO_TEST_CASE(a_preallocated_segment_linked_to_another_name_is_never_writ
   BOOST_TEST((read_all(other) == content));
   w.reset();
   BOOST_TEST(records_in(wal()) >= acked);
+}
+
+// Break-it round 37: overlayfs copies a lower layer's segment up when the writer first opens it
+// for writing, so the file under the name is another than the one the opening scanned; the
+// refusal said "move it out", which took 93 acknowledged records out of the WAL. A file that
+// holds this WAL's pages is refused with "do not move it out" (a copy put over the segment
+// between the scan and the writer's open stands in for the copy-up here).
+BOOST_AUTO_TEST_CASE(a_segment_with_this_wals_pages_under_a_new_identity_is_not_said_to_be_moved_out) {
+  {
+    auto w = Wal::open(wal(), small_config(0));
+    std::string failure;
+    BOOST_TEST(commit_until_failure(w->writer(), 500, &failure) == 500u, failure);  // into segment 2
+  }
+  const std::uint64_t before = records_in(wal());
+  SegNo highest = 0;
+  for (const auto& n : walseg_test::list_names(wal()))
+    if (auto s = parse_segment_file_name(n, kSeg)) highest = std::max(highest, s->segno);
+  const std::string last = wal() + "/" + seg_name(highest), copy = dir / "copy";
+  failpoint::Spec swap;
+  swap.kind = failpoint::Kind::kCall;
+  swap.call = [&] {
+    std::filesystem::copy_file(last, copy);
+    std::filesystem::rename(copy, last);
+  };
+  failpoint::arm("wal.before_recovery", swap);
+  const std::vector<char> content = read_all(last);
+  BOOST_CHECK_EXCEPTION(Wal::open(wal(), small_config(0)), Error,
+                        error_is(EEXIST, {"holds this WAL's pages, so do not move it out", "start the writer again"}));
+  failpoint::disarm_all();
+  BOOST_TEST((read_all(last) == content));
+  // As the message says: the next opening takes the file as it is.
+  auto w = Wal::open(wal(), small_config(0));
+  BOOST_TEST(w->recovery().records == before);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

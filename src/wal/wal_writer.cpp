@@ -231,11 +231,24 @@ struct stat refuse_unless_still_ours(const Directory& dir, const std::string& na
   bool ready = false;
   std::optional<std::string> why = not_walsegs_to_change(b);
   if (!why) why = foreign_reason(check, control, &ready);
+  const bool this_wals_pages = !why && !ready;  // a WAL page of this WAL's first, not a ready stamp
   if (!why && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) why = "it was replaced while being opened";
   if (!why && made.known() && !same_identity(made, identity_of_fd(writer_file.fd())))
     why = "another file is under its name than the one walseg made there (moved or copied onto the name since)";
   if (!why) return a;
   const std::string path = dir.path_of(name);
+  // This WAL's pages (not a ready stamp) under the name, in another file than the one walseg
+  // had: its records are this WAL's, and moving it out takes them out of the WAL (break-it
+  // round 37: overlayfs copies a lower-layer file up when it is first opened for writing, with
+  // a new identity, and the advice to move it out lost 93 acknowledged records).
+  if (this_wals_pages)
+    throw make_error(EEXIST, "open", path,
+                     fmt::format("could not write to segment \"{}\": {}, but it holds this WAL's pages, so do not "
+                                 "move it out: that takes its records out of the WAL. Nothing was written to it. A "
+                                 "copy restored over it, or overlayfs copying it up from a lower layer, gives a "
+                                 "segment a new identity: start the writer again, whose opening reads the "
+                                 "directory as it is then (and refuses it if a record it acknowledged is missing)",
+                                 path, *why));
   throw make_error(EEXIST, "open", path,
                    fmt::format("could not write to segment \"{}\": it is no longer the segment walseg made: {}. "
                                "Something replaced or linked it after walseg made it; walseg writes only into "
