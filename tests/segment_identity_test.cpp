@@ -73,6 +73,18 @@ struct Fixture : walseg_test::FreshDirFixture {
   walseg_test::TempDir dir;
   walseg_test::LogCapture logs;
   std::string wal() { return dir / "wal"; }
+  // 500 commits, into segment 2; the highest segment number then in the directory.
+  SegNo write_into_segment_2() {
+    {
+      auto w = Wal::open(wal(), small_config(0));
+      std::string failure;
+      BOOST_TEST(commit_until_failure(w->writer(), 500, &failure) == 500u, failure);
+    }
+    SegNo highest = 0;
+    for (const auto& n : walseg_test::list_names(wal()))
+      if (auto s = parse_segment_file_name(n, kSeg)) highest = std::max(highest, s->segno);
+    return highest;
+  }
 };
 
 }  // namespace
@@ -80,15 +92,8 @@ struct Fixture : walseg_test::FreshDirFixture {
 BOOST_FIXTURE_TEST_SUITE(segment_identity, Fixture)
 
 BOOST_AUTO_TEST_CASE(a_hard_link_at_a_segment_name_is_refused_at_open_and_neither_file_changes) {
-  {
-    auto w = Wal::open(wal(), small_config(0));
-    std::string failure;
-    BOOST_TEST(commit_until_failure(w->writer(), 500, &failure) == 500u, failure);  // into segment 2
-  }
+  const SegNo highest = write_into_segment_2();
   const std::uint64_t before = records_in(wal());
-  SegNo highest = 0;
-  for (const auto& n : walseg_test::list_names(wal()))
-    if (auto s = parse_segment_file_name(n, kSeg)) highest = std::max(highest, s->segno);
   const std::string linked = wal() + "/" + seg_name(highest + 1);
   BOOST_REQUIRE(::link((wal() + "/" + seg_name(1)).c_str(), linked.c_str()) == 0);
   const std::vector<char> content = read_all(linked);
@@ -145,15 +150,8 @@ BOOST_AUTO_TEST_CASE(a_preallocated_segment_linked_to_another_name_is_never_writ
 // holds this WAL's pages is refused with "do not move it out" (a copy put over the segment
 // between the scan and the writer's open stands in for the copy-up here).
 BOOST_AUTO_TEST_CASE(a_segment_with_this_wals_pages_under_a_new_identity_is_not_said_to_be_moved_out) {
-  {
-    auto w = Wal::open(wal(), small_config(0));
-    std::string failure;
-    BOOST_TEST(commit_until_failure(w->writer(), 500, &failure) == 500u, failure);  // into segment 2
-  }
+  const SegNo highest = write_into_segment_2();
   const std::uint64_t before = records_in(wal());
-  SegNo highest = 0;
-  for (const auto& n : walseg_test::list_names(wal()))
-    if (auto s = parse_segment_file_name(n, kSeg)) highest = std::max(highest, s->segno);
   const std::string last = wal() + "/" + seg_name(highest), copy = dir / "copy";
   failpoint::Spec swap;
   swap.kind = failpoint::Kind::kCall;
