@@ -368,40 +368,45 @@ BOOST_AUTO_TEST_CASE(the_lock_file_is_made_0600_under_any_umask) {
 // named; at most kMaxLockFilePids lines, the oldest dropped.
 BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten) {
   const std::uint32_t me = self();
-  put_file(dir / "walseg.lock", lock_file_text({123, 77}));
+  put_file(dir / "walseg.lock", lock_file_text({123, 77}, {"xlogtemp.77.3"}));
   put_file(dir / "xlogtemp.77.3", "");  // 77 left a temporary file; 123, the last writer, is listed anyway
   {
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 123, 77}));
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 123, 77}, {"xlogtemp.77.3"}));
     BOOST_TEST(lock.earlier_writer_pids() == (std::vector<std::uint32_t>{123, 77}), boost::test_tools::per_element());
     BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me, 123, 77}), boost::test_tools::per_element());
     lock.forget_earlier_writers();
     BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me}));
   }
   ::unlink((dir / "xlogtemp.77.3").c_str());
-  // Break-it round 25 M1: an earlier writer with no temporary file left is not listed again,
-  // so writers killed one after another no longer push out one whose leftovers remain.
+  // Break-it round 25 M1: an earlier writer with no listed temporary file left is not listed
+  // again, so writers killed one after another no longer push out one whose leftovers remain.
+  // A file named for a writer that it never listed keeps nothing (xlogtemp.5).
   put_file(dir / "xlogtemp.3", "");
-  put_file(dir / "walseg.lock", lock_file_text({1, 2, 3, 4, 5, 6, 7}));
+  put_file(dir / "xlogtemp.5", "");
+  put_file(dir / "walseg.lock", lock_file_text({1, 2, 3, 4, 5, 6, 7}, {"xlogtemp.3", "xlogtemp.4"}));
   {
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 1, 3}));
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 1, 3}, {"xlogtemp.3"}));
   }
+  ::unlink((dir / "xlogtemp.5").c_str());
   // At most kMaxLockFilePids lines: the oldest dropped.
   std::vector<std::uint32_t> full;
+  std::vector<std::string> listed;
   for (std::uint32_t p = 1; p <= kMaxLockFilePids; ++p) {
     full.push_back(p);
-    put_file(dir / ("xlogtemp." + std::to_string(p)), "");
+    listed.push_back("xlogtemp." + std::to_string(p));
+    put_file(dir / listed.back(), "");
   }
-  put_file(dir / "walseg.lock", lock_file_text(full));
+  put_file(dir / "walseg.lock", lock_file_text(full, listed));
   {
     Directory d = Directory::open(dir.path());
     DirLock lock = DirLock::acquire(d);
     std::vector<std::uint32_t> want{me};
     want.insert(want.end(), full.begin(), full.end() - 1);
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text(want));
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text(want, listed));
   }
   // More lines than walseg writes, an empty line, no end line, or bare PID lines (an older
   // walseg's, or another program's lock file: break-it round 25 H3) is someone's file.
@@ -425,13 +430,16 @@ BOOST_AUTO_TEST_CASE(earlier_writers_are_listed_after_the_holder_until_forgotten
 
 // Break-it round 33: walseg.lock kept a writer's PID after it closed cleanly, so the next
 // opening took any file under its temporary names for its crash's leftover. A clean close
-// names only the writers that may still have left something: itself while a temporary file
-// named for it remains (or its own control file left by a failed unlink), an earlier writer
-// while one is named for it.
+// keeps only the temporary names whose files remain, and names only the writers those can be
+// the leftovers of: itself while a name it listed still holds a file (its own
+// walseg.control.tmp or xlogtemp file, left by a failed unlink), an earlier writer while a
+// listed name of its PID does. A file nobody listed keeps no PID: the list, not the name, says
+// what a writer made.
 BOOST_AUTO_TEST_CASE(a_clean_close_names_only_writers_whose_leftovers_remain) {
   const std::uint32_t me = self();
-  put_file(dir / "walseg.lock", lock_file_text({123, 77}));
+  put_file(dir / "walseg.lock", lock_file_text({123, 77}, {"xlogtemp.77.3"}));
   put_file(dir / "xlogtemp.77.3", "");
+  put_file(dir / "xlogtemp.123.1", "");  // named for the last writer, never listed
   Directory d = Directory::open(dir.path());
   const std::string mine = "xlogtemp." + std::to_string(me) + ".0";
   {
@@ -439,28 +447,25 @@ BOOST_AUTO_TEST_CASE(a_clean_close_names_only_writers_whose_leftovers_remain) {
     // it: PIDs are reused) does not keep its PID (break-it round 34 H1).
     DirLock lock = DirLock::acquire(d);
     put_file(dir / mine, "");
-    lock.mark_clean_close(d, false);
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({77}));
+    lock.mark_clean_close();
+    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({77}, {"xlogtemp.77.3"}));
   }
   ::unlink((dir / mine).c_str());
-  made_files::start();  // as SegmentManager does
-  {
-    DirLock lock = DirLock::acquire(d);
-    File::open_at(d, mine, O_WRONLY | O_CREAT | O_EXCL, 0600);  // made by this process
-    lock.mark_clean_close(d, false);
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}));
-  }
-  ::unlink((dir / mine).c_str());
-  {
-    DirLock lock = DirLock::acquire(d);
-    lock.mark_clean_close(d, true);  // its own walseg.control.tmp is still there
-    BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}));
+  for (const std::string& left : {mine, std::string("walseg.control.tmp")}) {
+    BOOST_TEST_CONTEXT(left) {
+      DirLock lock = DirLock::acquire(d);
+      DirLock::will_create(d, left);
+      File::open_at(d, left, O_WRONLY | O_CREAT | O_EXCL, 0600);  // made, and its unlink failed
+      lock.mark_clean_close();
+      BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({me, 77}, {"xlogtemp.77.3", left}));
+    }
+    ::unlink((dir / left).c_str());
   }
   ::unlink((dir / "xlogtemp.77.3").c_str());
   {
     DirLock lock = DirLock::acquire(d);
     BOOST_TEST(lock_file_pids(d) == (std::vector<std::uint32_t>{me}), boost::test_tools::per_element());
-    lock.mark_clean_close(d, false);
+    lock.mark_clean_close();
     BOOST_TEST(file_text(dir / "walseg.lock") == lock_file_text({}));
     BOOST_TEST(lock_file_pids(d).empty());
   }

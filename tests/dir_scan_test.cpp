@@ -49,7 +49,9 @@ ScanReport scan_and_clean(Directory& d, const WalControl& c, bool append_mode,
                           std::optional<std::uint32_t> last_writer_pid = kLastWriterPid) {
   std::vector<std::uint32_t> pids;
   if (last_writer_pid) pids.push_back(*last_writer_pid);
-  ScanReport r = survey_wal_directory(d, c, append_mode, false, pids);
+  // Every temporary file here listed in walseg.lock, as its writer lists it before making it:
+  // these tests are of the other rules (dir_lock_test and tool_data_safety_test of the list).
+  ScanReport r = survey_wal_directory(d, c, append_mode, false, pids, true, list_names(d.path()));
   remove_leftover_temps(d, r, c);
   return r;
 }

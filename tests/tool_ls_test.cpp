@@ -31,6 +31,12 @@ BOOST_AUTO_TEST_CASE(AppendModeSegments_BrokenFilesAndControlCharacters_AreLabel
   BOOST_TEST(contains(r.out, "a name walseg 0.1 gave a segment-named file it moved aside"), r.out);
   BOOST_TEST(contains(r.out, "bad\\x01name"), r.out);
   BOOST_TEST(!contains(r.out, "bad\x01name"), r.out);
+  // Break-it round 38 L3: a name with the four bytes \x0A read as one with a newline.
+  std::ofstream(wal + "/odd\\x0Aname") << "";
+  std::ofstream(wal + "/odd\nname") << "";
+  r = run("ls --dir '" + wal + "' --segment-size 1MB");
+  BOOST_TEST(contains(r.out, "odd\\x5Cx0Aname"), r.out);
+  BOOST_TEST(contains(r.out, "odd\\x0Aname"), r.out);
 }
 
 // Break-it round 10 F7: every temporary name was labelled "temp leftover (removed when a writer

@@ -104,17 +104,17 @@ class DirLock {
   void forget_earlier_writers();
   /// For a writer that ends without crashing (SegmentManager's destructor, once its
   /// preallocator has stopped and removed its temporary file durably): rewrites walseg.lock to
-  /// name only the writers that may still have left something here, and fdatasyncs it. That is
-  /// this process while a temporary file it made (xlogtemp.<pid>[.<n>], by identity:
-  /// made_files.h, which SegmentManager turns on) remains or when
-  /// `left_control_temp` (its own walseg.control.tmp, left by a failed unlink), and an earlier
-  /// writer still listed while one is named for it. A lock file that names no writer says the
-  /// last one closed the directory cleanly, as PostgreSQL's pg_control says "shut down": no
-  /// crash left anything, so the next opening takes no temporary file for a leftover (break-it
-  /// round 33: a walseg.control.tmp put there during a run was removed by the next writer as
-  /// its crash's). Call only after every control-file update and directory fsync. Never throws:
-  /// a failure is logged and leaves the PIDs, which only keeps leftovers removable.
-  void mark_clean_close(const Directory& dir, bool left_control_temp) noexcept;
+  /// list only the temporary names whose files are still in `dir`, and to name only the
+  /// writers those may be the leftovers of: this process while a name it listed (will_create)
+  /// still holds a file (an unlink that failed), an earlier writer while a listed
+  /// xlogtemp.<pid>[.<n>] of its PID does. Then fdatasyncs it. A lock file that names no
+  /// writer says the last one closed the directory cleanly, as PostgreSQL's pg_control says
+  /// "shut down": no crash left anything, so the next opening takes no temporary file for a
+  /// leftover (break-it round 33: a walseg.control.tmp put there during a run was removed by
+  /// the next writer as its crash's). Call only after every control-file update and directory
+  /// fsync. Never throws: a failure is logged and leaves the PIDs, which only keeps listed
+  /// leftovers removable.
+  void mark_clean_close() noexcept;
   /// The temporary names walseg.lock listed when acquire() took it: the only names whose files
   /// a crash can have left (dir_scan.h removes no other). Empty for shared locks.
   const std::vector<std::string>& earlier_listed_temps() const { return previous_temps_; }
@@ -133,6 +133,9 @@ class DirLock {
   /// failure is logged and leaves the name listed, which only keeps a file there removable
   /// after a crash. Thread-safe.
   static void gone(const Directory& dir, const std::string& name) noexcept;
+  /// As gone(), for a caller that has just fsynced `dir` after the rename or unlink (segment
+  /// installation): only the rewrite, not a second directory fsync. Never throws.
+  static void gone_after_dir_fsync(const Directory& dir, const std::string& name) noexcept;
 
   /// Whether walseg.lock was there before acquire() (a walseg opener used the directory before,
   /// even if a power cut lost the PID it wrote); false for a lock file this lock made.
@@ -155,6 +158,7 @@ class DirLock {
   struct Listing;  // what walseg.lock lists now, shared with will_create and gone
   class Listings;  // every exclusive DirLock's Listing in this process, by directory
   static Listings& listings();
+  static void unlist(const Directory& dir, const std::string& name, bool dir_synced) noexcept;
 
   OwnedFd dir_fd_;  ///< the lock's own open of the directory, which holds its flock
   File file_;  ///< shared locks' walseg.lock; an exclusive lock's is in listing_

@@ -106,12 +106,10 @@ std::optional<std::string> foreign_reason(File& f, const WalControl& control, bo
 /// it, no walseg crash can have left a walseg.control.tmp, and one there is refused (EEXIST).
 /// listed_temps: the temporary names walseg.lock listed before this opening
 /// (DirLock::earlier_listed_temps): a file under any other temporary name is no leftover, and
-/// a walseg.control.tmp not listed is refused (EEXIST); nullptr leaves that rule out (tests of
-/// the others).
+/// a walseg.control.tmp not listed is refused (EEXIST).
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
-                                bool control_is_new = false,
-                                const std::vector<std::uint32_t>& earlier_writer_pids = {},
-                                bool lock_existed = true, const std::vector<std::string>* listed_temps = nullptr);
+                                bool control_is_new, const std::vector<std::uint32_t>& earlier_writer_pids,
+                                bool lock_existed, const std::vector<std::string>& listed_temps);
 
 /// Removes report's leftover_temps that are still the files surveyed and still hold only what
 /// walseg writes to one (moving them to removed_temps, each with a LOG line; one replaced
@@ -173,15 +171,15 @@ bool is_this_wals_segment(File& f, const WalControl& control);
 /// The PID is what a copy of the directory keeps (break-it round 16 F1: rsync gave a user's
 /// zero-filled xlogtemp.4242 a birth time after the copied walseg.lock, and the copy's first
 /// writer removed it); none there leaves every temporary file alone. control_is_new: the
-/// opening just made the control file, so nothing here is walseg's. listed_temps (nullptr: not
-/// checked): walseg.lock's temporary names (DirLock::will_create); a name not listed holds no
+/// opening just made the control file, so nothing here is walseg's. listed_temps:
+/// walseg.lock's temporary names (DirLock::will_create); a name not listed holds no
 /// file a writer made (break-it round 35 H3). The scan's own test, and `walseg ls`'s label.
 /// Never throws.
 std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, const std::string& name,
                                                        const struct stat& st, const WalControl& control,
                                                        bool control_is_new,
                                                        const std::vector<std::uint32_t>& earlier_writer_pids,
-                                                       const std::vector<std::string>* listed_temps);
+                                                       const std::vector<std::string>& listed_temps);
 
 /// What a directory without walseg.control that holds segment files most likely is, for the
 /// refusal's message: " It looks like PostgreSQL's pg_wal (...): ..." when it bears one of

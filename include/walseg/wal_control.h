@@ -68,11 +68,6 @@ enum class ControlTemp { kRemoveLeftover, kRefuse };
 /// descriptor it wrote through) of the file it put under walseg.control.
 struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp = ControlTemp::kRefuse);
 
-/// Whether the file under walseg.control.tmp in `dir` is one this process's write_control left
-/// there because its unlink failed (the next update removes it; until then this process's
-/// PID must stay in walseg.lock: DirLock::mark_clean_close). Never throws.
-bool control_temp_left_by_this_process(const Directory& dir);
-
 /// A new system identifier, as initdb's BootStrapXLOG makes one: seconds in the upper 32
 /// bits, then microseconds and the low 12 bits of the PID. Unique enough across directories,
 /// never reused by one machine.

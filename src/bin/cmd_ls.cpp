@@ -255,7 +255,7 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   // "bytes walseg never writes there").
   if (info.kind == WalFileKind::kTempFile) {
     const std::vector<std::string> listed = lock_file_temps(dir);
-    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pids(dir), &listed);
+    const auto why = temp_file_left_alone_reason(dir, name, st, *control, false, lock_file_pids(dir), listed);
     return why ? fmt::format("not walseg's: a temporary file {} (left alone)", *why)
                : std::string("temp leftover (removed when a writer opens the directory)");
   }
@@ -286,10 +286,13 @@ std::string describe_entry(const Directory& dir, const std::string& name, const 
   return describe_ours(dir, name, info, size, ready, *control);
 }
 
-// Names are printed as they are, except bytes a terminal would act on.
+// Names are printed as they are, except bytes a terminal would act on, and the backslash that
+// starts their escapes: a name holding the four bytes "\x0A" and one holding a newline were
+// printed alike (break-it round 38 L3).
 std::string printable(const std::string& name) {
   std::string out;
-  for (unsigned char ch : name) out += (ch < 0x20 || ch == 0x7F) ? fmt::format("\\x{:02X}", ch) : std::string(1, static_cast<char>(ch));
+  for (unsigned char ch : name)
+    out += (ch < 0x20 || ch == 0x7F || ch == '\\') ? fmt::format("\\x{:02X}", ch) : std::string(1, static_cast<char>(ch));
   return out;
 }
 

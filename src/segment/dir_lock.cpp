@@ -299,19 +299,15 @@ File open_or_make_lock_file(const Directory& dir, bool* made) {
   }
 }
 
-// The PIDs the directory's temporary files are named for (xlogtemp.<pid>[.<n>]): an earlier
-// writer with none left nothing to remove, and its line would only push out one that did
-// (break-it round 25 M1: five writers killed in auto's probe pushed the first one's PID out,
-// and its probe files stayed for good).
-std::vector<std::uint32_t> pids_with_temp_files(const Directory& dir) {
-  std::vector<std::uint32_t> pids;
-  try {
-    for (const auto& e : dir.list())
-      if (const std::optional<TempFileName> t = parse_temp_file_name(e.name)) pids.push_back(t->pid);
-  } catch (const Error&) {
-    // unlistable: the earlier writers are kept only as far as the last one
-  }
-  return pids;
+// Whether a listed temporary name is named for `pid` (xlogtemp.<pid>[.<n>]): an earlier writer
+// with none left nothing to remove, and its line would only push out one that did (break-it
+// round 25 M1: five writers killed in auto's probe pushed the first one's PID out, and its
+// probe files stayed for good).
+bool listed_for(const std::vector<std::string>& temps, std::uint32_t pid) {
+  return std::any_of(temps.begin(), temps.end(), [&](const std::string& t) {
+    const std::optional<TempFileName> n = parse_temp_file_name(t);
+    return n && n->pid == pid;
+  });
 }
 
 // A temporary file named for this process's PID that no earlier writer of that PID can have
@@ -420,6 +416,15 @@ DirLock DirLock::acquire(Directory& dir) {
     if ((e.errnum() != EACCES && e.errnum() != EPERM) ||
         ::fstatat(dir.fd(), kLockFileName, &st, AT_SYMLINK_NOFOLLOW) != 0)
       throw;
+    // Its owner or root refused: no user to switch to, but an attribute (break-it round 38 L2:
+    // `chattr +i walseg.lock` got "run walseg as the user who owns this WAL directory").
+    if (st.st_uid == ::geteuid() || ::geteuid() == 0)
+      throw make_error(e.errnum(), "open", dir.path_of(kLockFileName),
+                       fmt::format("could not open lock file \"{}\": {} (it is owned by user ID {}, mode {:04o}, "
+                                   "and walseg runs as user ID {}, so it may be immutable or append-only: `lsattr` "
+                                   "shows it, `chattr -i -a` clears it)",
+                                   dir.path_of(kLockFileName), errno_text(e.errnum()), st.st_uid, st.st_mode & 07777,
+                                   ::geteuid()));
     throw make_error(e.errnum(), "open", dir.path_of(kLockFileName),
                      fmt::format("could not open lock file \"{}\": {} (it is owned by user ID {}, mode {:04o}, and "
                                  "walseg runs as user ID {}); run walseg as the user who owns this WAL directory",
@@ -436,18 +441,17 @@ DirLock DirLock::acquire(Directory& dir) {
   // This process first, then the writers before it whose leftovers are still in the
   // directory (the last writer always: its crash may also have left walseg.control.tmp).
   // Only this process once those are removed (forget_earlier_writers).
-  std::vector<std::uint32_t> pids{static_cast<std::uint32_t>(::getpid())};
-  const std::vector<std::uint32_t> with_leftovers = pids_with_temp_files(dir);
-  for (std::size_t i = 0; i < lock.previous_pids_.size() && pids.size() < kMaxLockFilePids; ++i) {
-    const std::uint32_t p = lock.previous_pids_[i];
-    if (p == pids.front() || std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
-    if (i == 0 || std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end()) pids.push_back(p);
-  }
   // The earlier writers' names stay listed while their files remain: the scan removes them.
   std::vector<std::string> temps;
   for (const std::string& t : lock.previous_temps_) {
     struct stat st{};
     if (::fstatat(dir.fd(), t.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) temps.push_back(t);
+  }
+  std::vector<std::uint32_t> pids{static_cast<std::uint32_t>(::getpid())};
+  for (std::size_t i = 0; i < lock.previous_pids_.size() && pids.size() < kMaxLockFilePids; ++i) {
+    const std::uint32_t p = lock.previous_pids_[i];
+    if (std::find(pids.begin(), pids.end(), p) != pids.end()) continue;
+    if (i == 0 || listed_for(temps, p)) pids.push_back(p);
   }
   try {
     refuse_files_named_for_this_process(dir, lock.previous_pids_);
@@ -503,7 +507,13 @@ void DirLock::will_create(const Directory& dir, const std::string& name) {
   }
 }
 
-void DirLock::gone(const Directory& dir, const std::string& name) noexcept {
+void DirLock::gone(const Directory& dir, const std::string& name) noexcept { unlist(dir, name, false); }
+
+void DirLock::gone_after_dir_fsync(const Directory& dir, const std::string& name) noexcept {
+  unlist(dir, name, true);
+}
+
+void DirLock::unlist(const Directory& dir, const std::string& name, bool dir_synced) noexcept {
   try {
     const std::shared_ptr<Listing> l = listings().find(dir);
     if (!l) return;
@@ -512,7 +522,7 @@ void DirLock::gone(const Directory& dir, const std::string& name) noexcept {
     if (it == l->temps.end()) return;
     // The file's removal or rename durable first: a power cut that kept the shorter list and
     // lost the rename would leave the file under a name no list gives.
-    l->fsync_dir();
+    if (!dir_synced) l->fsync_dir();
     l->temps.erase(it);
     std::erase(l->own, name);
     l->rewrite();
@@ -537,47 +547,30 @@ void DirLock::forget_earlier_writers() {
   previous_temps_.clear();
 }
 
-void DirLock::mark_clean_close(const Directory& dir, bool left_control_temp) noexcept {
+void DirLock::mark_clean_close() noexcept {
   if (!listing_) return;
   try {
     std::lock_guard g(listing_->mu);
     const auto me = static_cast<std::uint32_t>(::getpid());
-    // One listing: the earlier writers' temporary files by name (as acquire keeps them), this
-    // process's own only by identity: a file someone named for this PID, during the run or
-    // before it (PIDs are reused), is not what this writer left (break-it round 34 H1), and
-    // keeping the PID would make the next writer remove it as a crash's leftover.
-    std::vector<std::uint32_t> with_leftovers;
-    bool left_own = false;
-    try {
-      for (const auto& e : dir.list()) {
-        const std::optional<TempFileName> t = parse_temp_file_name(e.name);
-        if (!t) continue;
-        struct stat st{};
-        if (t->pid != me) with_leftovers.push_back(t->pid);
-        else if (::fstatat(dir.fd(), e.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                 made_files::made(dir.fd(), e.name, st))
-          left_own = true;
-      }
-    } catch (const Error&) {
-      return;  // unlistable: the PIDs stay, which only keeps leftovers removable
-    }
-    auto left_some = [&](std::uint32_t p) {
-      return std::find(with_leftovers.begin(), with_leftovers.end(), p) != with_leftovers.end();
-    };
-    std::vector<std::uint32_t> pids;
-    if (left_control_temp || left_own) pids.push_back(me);
-    for (std::uint32_t p : previous_pids_)
-      if (p != me && left_some(p) && pids.size() < kMaxLockFilePids) pids.push_back(p);
-    listing_->pids = std::move(pids);
-    // Every name still holding a file stays listed: this writer's that it could not remove, and
-    // earlier writers' not yet removed.
+    // The list is what says whose files a crash left (dir_scan.h removes no other): a file
+    // someone named for this PID, during the run or before it (PIDs are reused), was never
+    // listed by this writer and keeps nothing (break-it round 34 H1).
     listing_->drop_names_without_files();
+    const std::vector<std::string>& left = listing_->temps;
+    const bool left_own = std::any_of(listing_->own.begin(), listing_->own.end(), [&](const std::string& t) {
+      return std::find(left.begin(), left.end(), t) != left.end();
+    });
+    std::vector<std::uint32_t> pids;
+    if (left_own) pids.push_back(me);
+    for (std::uint32_t p : previous_pids_)
+      if (p != me && listed_for(left, p) && pids.size() < kMaxLockFilePids) pids.push_back(p);
+    listing_->pids = std::move(pids);
     listing_->rewrite();
     previous_pids_.clear();
   } catch (const std::exception& e) {
-    log(LogLevel::kLog, fmt::format("could not mark \"{}\" closed cleanly: {}; the next writer takes temporary files "
-                                    "named for this process for its crash's leftovers",
-                                    dir.path_of(kLockFileName), e.what()));
+    log(LogLevel::kLog, fmt::format("could not mark \"{}\" closed cleanly: {}; the next writer takes the temporary "
+                                    "files it lists for this process's crash's leftovers",
+                                    listing_->dir.path_of(kLockFileName), e.what()));
   }
 }
 

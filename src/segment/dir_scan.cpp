@@ -182,7 +182,7 @@ struct Scanner {
   bool control_is_new;
   const std::vector<std::uint32_t>& earlier_writer_pids;
   bool lock_existed;
-  const std::vector<std::string>* listed_temps;
+  const std::vector<std::string>& listed_temps;
   ScanReport report;
 
   // Only noted here: removing is remove_leftover_temps'. A caller that may still refuse the
@@ -287,7 +287,7 @@ struct Scanner {
                                               dir.path_of(kLockFileName)));
       // Listed in walseg.lock before a writer created it, or someone's (break-it round 35 H3:
       // one put there during a run, which the writer refused, was removed after its crash).
-      if (listed_temps != nullptr && !listed(*listed_temps, name))
+      if (!listed(listed_temps, name))
         throw not_left_by_a_crash(
             fmt::format("\"{}\" does not list it as a file a writer was making", dir.path_of(kLockFileName)));
       // Someone's file under that name: refuse, never remove. A control file this opening
@@ -377,7 +377,7 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                                                        const struct stat& st, const WalControl& control,
                                                        bool control_is_new,
                                                        const std::vector<std::uint32_t>& earlier_writer_pids,
-                                                       const std::vector<std::string>* listed_temps) {
+                                                       const std::vector<std::string>& listed_temps) {
   if (!S_ISREG(st.st_mode)) return "that is not a regular file";
   if (st.st_nlink != 1) return fmt::format("with {} names (hard links)", st.st_nlink);
   if (auto why = not_made_as_walseg_makes_files(st)) return why;
@@ -411,7 +411,7 @@ std::optional<std::string> temp_file_left_alone_reason(const Directory& dir, con
                        kLockFileName);
   // Named for that writer, but the writer never listed it: put there by someone, during its run
   // or before it (break-it round 35 H2, H3).
-  if (listed_temps != nullptr && !listed(*listed_temps, name))
+  if (!listed(listed_temps, name))
     return fmt::format("not listed in {} as a file a writer was making: a writer lists each such name before it "
                        "creates the file, so someone else put this one there",
                        kLockFileName);
@@ -562,7 +562,7 @@ void remove_leftover_temps(Directory& dir, ScanReport& report, const WalControl&
 
 ScanReport survey_wal_directory(const Directory& dir, const WalControl& control, bool append_mode,
                                 bool control_is_new, const std::vector<std::uint32_t>& earlier_writer_pids,
-                                bool lock_existed, const std::vector<std::string>* listed_temps) {
+                                bool lock_existed, const std::vector<std::string>& listed_temps) {
   Scanner s{dir, control, append_mode, control_is_new, earlier_writer_pids, lock_existed, listed_temps, {}};
   for (const auto& e : dir.list()) s.entry(e.name);
   s.copies_of_live_segments();

@@ -230,9 +230,10 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
     dir.fsync();
     report_.times.dir_fsync_us = micros_since(t);
     failpoint::hit("create.after_dir_fsync");
-    DirLock::gone(dir, renamed_from);
   } catch (const Error& e) {
-    DirLock::gone(dir, renamed_from);  // renamed: under the segment's name, or removed below
+    // The name stays listed: the rename is not known durable, and a power cut that brought the
+    // temporary file back would leave it under a name no list gives, for good. (Unlisting
+    // would also retry the directory fsync that just failed, and log it a second time.)
     // Only the file walseg installed: one put in its place since is someone's.
     bool still_ours = installed.st_ino == 0;
     try {
@@ -242,6 +243,7 @@ CreateReport PreparedSegment::install(DirFsyncFailure on_failure) {
     if (on_failure == DirFsyncFailure::kRemoveNewName && still_ours) remove_half_made(dir, final_);
     throw annotate(e, dir.path_of(final_), size_, method_);
   }
+  DirLock::gone_after_dir_fsync(dir, renamed_from);  // the fsync above made the rename durable
   report_.times.total_us = now_us() - started_us_;
   report_.syscalls = io_trace::thread_syscalls() - syscalls_before_;
   if (!custom_ && report_.alloc.used != report_.alloc.requested) report_fallback_once(dir, report_.alloc);

@@ -268,8 +268,6 @@ bool left_behind_here(const Directory& dir) {
 
 }  // namespace
 
-bool control_temp_left_by_this_process(const Directory& dir) { return left_behind_here(dir); }
-
 struct stat write_control(Directory& dir, const WalControl& c, ControlTemp temp) {
   std::array<std::byte, kControlFileBytes> buf{};
   encode_control(c, buf.data());
