@@ -248,6 +248,11 @@ class SegmentManager {
   bool open_control(const Options& opts);  // true: a new WAL, its control file not yet written
   void write_new_control();
   void check_scan();
+  // The mode the WAL is in once opened: the method's, or for auto (on an existing WAL resolved
+  // only after the refusals) the WAL's own, the kind auto then chooses among.
+  bool opening_in_append_mode() const {
+    return cfg_.init_method == InitMethod::kAuto ? control_.append_mode : append_mode(cfg_.init_method);
+  }
   void clean_up_scan();
   void fill_books();
   /// The ready stamp a new segment (tli, segno) of this WAL carries (wal_format.h).

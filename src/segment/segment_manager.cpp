@@ -80,8 +80,8 @@ SegmentManager::SegmentManager(Directory dir, Options opts)
 }
 
 void SegmentManager::open(const Options& opts) {
-  // Which temporary files are this process's own, by identity, for the clean close's mark
-  // (DirLock::mark_clean_close): a name anyone can give.
+  // The files this process makes are known by identity (file_identity.h), not by a name anyone
+  // can give: a file moved onto one of them is someone's.
   made_files::start();
   check_segment_size(cfg_.segment_size_bytes);
   // Every refusal before the first change: the control file is read (a new one is kept in
@@ -90,22 +90,26 @@ void SegmentManager::open(const Options& opts) {
   // contradict (auto's probe comes after the control file's checks).
   const bool new_wal = open_control(opts);
   book_ = SegmentBook(control_.timeline);
-  if (cfg_.init_method == InitMethod::kAuto) {
-    // An existing WAL's segments are all of one kind: auto chooses among the methods that
-    // make that kind (break-it round 23 M3).
-    cfg_.init_method =
-        choose_init_method(dir_, cfg_, new_wal ? std::nullopt : std::optional<bool>(control_.append_mode)).method;
-    // A new WAL is in the mode of the method auto chose (new-user trial 15: auto choosing
-    // fallocate_keep_size made a full-size WAL, and `create --method auto` refused its own
-    // segments).
-    if (new_wal) control_.append_mode = append_mode(cfg_.init_method);
+  // A new WAL is in the mode of the method auto chose (new-user trial 15: auto choosing
+  // fallocate_keep_size made a full-size WAL, and `create --method auto` refused its own
+  // segments), so its probe comes first. An existing WAL's mode is its control file's, and its
+  // probe, which writes walseg.auto and probe files, comes after every refusal (break-it round
+  // 38 M1: a WAL refused for damage got a walseg.auto first, and the probe's I/O before the
+  // message).
+  if (new_wal && cfg_.init_method == InitMethod::kAuto) {
+    cfg_.init_method = choose_init_method(dir_, cfg_, std::nullopt).method;
+    control_.append_mode = append_mode(cfg_.init_method);
   }
-  alloc_.method = cfg_.init_method;
-  alloc_.fallback = cfg_.fallocate_fallback;
-  scan_ = survey_wal_directory(dir_, control_, append_mode(cfg_.init_method), new_wal, lock_.earlier_writer_pids(),
-                               lock_.lock_file_existed(), &lock_.earlier_listed_temps());
+  scan_ = survey_wal_directory(dir_, control_, opening_in_append_mode(), new_wal, lock_.earlier_writer_pids(),
+                               lock_.lock_file_existed(), lock_.earlier_listed_temps());
   check_scan();
   if (opts.before_changes) opts.before_changes(*this);
+  // An existing WAL's segments are all of one kind: auto chooses among the methods that make
+  // that kind (break-it round 23 M3).
+  if (cfg_.init_method == InitMethod::kAuto)
+    cfg_.init_method = choose_init_method(dir_, cfg_, std::optional<bool>(control_.append_mode)).method;
+  alloc_.method = cfg_.init_method;
+  alloc_.fallback = cfg_.fallocate_fallback;
   if (new_wal) write_new_control();
   remove_leftover_temps(dir_, scan_, control_);
   // Their leftovers gone, the earlier writers need not be named any more (dir_lock.h).
@@ -128,7 +132,7 @@ SegmentManager::~SegmentManager() {
     log(LogLevel::kLog, fmt::format("{}; {} keeps this process's PID", e.what(), kLockFileName));
     return;
   }
-  lock_.mark_clean_close(dir_, control_temp_left_by_this_process(dir_));
+  lock_.mark_clean_close();
 }
 
 void SegmentManager::start_preallocator() {

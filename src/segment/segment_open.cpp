@@ -275,7 +275,7 @@ void SegmentManager::check_scan() {
   // walseg.lock. One that does not is in the way: kept, it was handed out, written in append
   // style, and the next opening refused the WAL as cut short (break-it round 32 M2: segments
   // of a plain `rsync -r` copy, born before its walseg.lock).
-  if (!append_mode(cfg_.init_method)) {
+  if (!opening_in_append_mode()) {
     std::vector<std::string> stuck;
     for (const ScannedSegment& s : scan_.short_segments) {
       const std::string name = segment_file_name(s.name.timeline, s.name.segno, cfg_.segment_size_bytes);
