@@ -14,6 +14,7 @@
 #include "walseg/dir_scan.h"
 #include "walseg/directory.h"
 #include "walseg/error.h"
+#include "walseg/own_files.h"
 #include "walseg/wal_control.h"
 
 namespace walseg::tool {
@@ -46,8 +47,19 @@ void refuse_new_wal_beside_other_files(const std::string& dir) {
     struct stat lf{};
     const bool lost_found_dir =
         ::fstatat(d.fd(), "lost+found", &lf, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(lf.st_mode);
+    // Under a walseg name, only a regular file made as walseg makes its files (mode 0600, this
+    // user's) can be an earlier writer's; a 0644 xlogtemp.555 or a directory walseg.auto is
+    // someone's, which walseg's opening would leave alone beside the new WAL (break-it round
+    // 38 M2).
+    auto made_as_walseg_makes_files = [&](const std::string& name) {
+      struct stat est{};
+      return ::fstatat(d.fd(), name.c_str(), &est, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(est.st_mode) &&
+             !not_made_as_walseg_makes_files(est);
+    };
     for (const auto& e : d.list())
-      if (!is_walseg_file_name(e.name) && !(e.name == "lost+found" && lost_found_dir)) others.push_back(e.name);
+      if (!(is_walseg_file_name(e.name) && made_as_walseg_makes_files(e.name)) &&
+          !(e.name == "lost+found" && lost_found_dir))
+        others.push_back(e.name);
   } catch (const Error&) {
     return;  // missing (made new) or unreadable: the opening says what is wrong
   }
