@@ -153,6 +153,41 @@ BOOST_AUTO_TEST_CASE(AnErrorStillSaysWhatWasAcknowledgedAndWhereTheWalEnds) {
   BOOST_TEST(contains(rec.out, "end of WAL: " + m[2].str() + "\n"), rec.out);
 }
 
+// Break-it round 38 L1: an ack log on a full filesystem got a line cut short, and other clients'
+// lines could follow it. Lines are written one at a time; a torn one is cut off again, and none
+// follows a failure: the log ends with its last whole line. A 4 kB tmpfs holds about 100 lines.
+BOOST_AUTO_TEST_CASE(AnAckLogOnAFullFilesystemEndsWithAWholeLine) {
+  if (::geteuid() != 0) {
+    BOOST_TEST_MESSAGE("skipped: mounting a tmpfs needs root");
+    return;
+  }
+  const std::string mnt = dir + "/tiny";
+  fs::create_directories(mnt);
+  BOOST_TEST_REQUIRE(std::system(("mount -t tmpfs -o size=4k tmpfs '" + mnt + "'").c_str()) == 0);
+  struct Unmount {
+    std::string m;
+    ~Unmount() { (void)std::system(("umount '" + m + "'").c_str()); }
+  } unmount{mnt};
+  auto r = run("write --dir '" + dir + "/wal' --records 2000 --clients 4 --ack-log '" + mnt +
+               "/acks' -c walseg.segment_size=1MB");
+  BOOST_TEST(r.status == 1, r.err);
+  BOOST_TEST(contains(r.err, mnt + "/acks"), r.err);
+  BOOST_TEST(contains(r.err, "No space left on device"), r.err);
+  const std::string acks = slurp(mnt + "/acks");
+  BOOST_TEST_REQUIRE(!acks.empty());
+  BOOST_TEST(acks.back() == '\n', "the log ends in a torn line: ..." << acks.substr(acks.size() - std::min<std::size_t>(acks.size(), 60)));
+  std::istringstream lines(acks);
+  int whole = 0;
+  for (std::string l; std::getline(lines, l);) {
+    BOOST_TEST(std::regex_match(l, std::regex("(start|ack) [0-9]+ [0-9]+ [0-9]+( [0-9]+)?")), l);
+    ++whole;
+  }
+  BOOST_TEST(whole > 10);
+  // Every acknowledgement it holds is a record of the WAL.
+  auto rec = run("recover --dir '" + dir + "/wal'");
+  BOOST_TEST(rec.status == 0, rec.err);
+}
+
 // Break-it round 30 (LOW): past a file-size limit (ulimit -f) SIGXFSZ killed `write` with a
 // core dump and no word. As PostgreSQL's postmaster, the tool ignores SIGXFSZ: the write fails
 // with EFBIG, named with its path, and every commit acknowledged before it is a record.

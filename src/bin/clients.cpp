@@ -2,6 +2,7 @@
 #include "clients.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,14 +38,24 @@ void tag_payload(std::vector<std::byte>& payload, std::uint64_t run, std::uint32
 }  // namespace
 
 void AckLog::line(const std::string& text) {
-  // One write(2) per line: O_APPEND makes each one land whole at the end, whatever the threads.
+  std::lock_guard g(mu_);
+  if (failed_)
+    throw file_error(EIO, "write to", file_.path(), "; an earlier line could not be written, so none follows it");
+  struct stat st{};
+  const off_t before = ::fstat(file_.fd(), &st) == 0 ? st.st_size : -1;
   ssize_t r;
   do {
     r = ::write(file_.fd(), text.data(), text.size());
   } while (r < 0 && errno == EINTR);
-  if (r < 0) throw file_error(errno, "write to", file_.path());  // ENOSPC, EIO: the run's error
-  if (static_cast<std::size_t>(r) != text.size())
-    throw file_error(ENOSPC, "write to", file_.path(), fmt::format("; wrote {} of {} bytes", r, text.size()));
+  if (r >= 0 && static_cast<std::size_t>(r) == text.size()) return;
+  const int err = r < 0 ? errno : ENOSPC;
+  failed_ = true;
+  // A torn line is cut off: the log ends with the last whole acknowledgement.
+  std::string cut;
+  if (r > 0 && (before < 0 || ::ftruncate(file_.fd(), before) != 0))
+    cut = fmt::format("; its last line is torn ({} of {} bytes)", r, text.size());
+  if (r < 0) throw file_error(err, "write to", file_.path(), cut);  // ENOSPC, EIO: the run's error
+  throw file_error(err, "write to", file_.path(), fmt::format("; wrote {} of {} bytes{}", r, text.size(), cut));
 }
 
 void AckLog::start(std::uint64_t run, Lsn resume_lsn, int clients) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,11 @@ class AckLog {
  private:
   void line(const std::string& text);  // throws walseg::Error
   OutputFile file_;
+  // One line at a time: a line cut short by a full disk is cut off again before anyone else
+  // appends (break-it round 38 L1: other clients' lines followed a torn one), and after a
+  // failure nothing more is written.
+  std::mutex mu_;
+  bool failed_ = false;
 };
 
 struct ClientRun {
