@@ -1,6 +1,10 @@
 // Construction and wording of walseg::Error (include/walseg/error.h).
 #include "walseg/error.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -21,17 +25,39 @@ std::string errno_text(int errnum) {
   return std::string(strerror_r(errnum, buf, sizeof buf));
 }
 
+namespace {
+
+// EPERM where the mode allows it: an inode attribute (chattr +i or +a) refuses it even to root,
+// and "Operation not permitted" alone sent users looking at owners and modes (break-it round
+// 37 F6). statx reads the attributes without opening the file. Empty when neither is set.
+std::string attribute_hint(int errnum, std::string_view path) {
+  if (errnum != EPERM || path.empty()) return {};
+  struct statx sx{};
+  const int saved = errno;
+  const bool got = ::statx(AT_FDCWD, std::string(path).c_str(), AT_SYMLINK_NOFOLLOW, 0, &sx) == 0;
+  errno = saved;
+  if (!got) return {};
+  auto has = [&](std::uint64_t a) { return (sx.stx_attributes_mask & a) != 0 && (sx.stx_attributes & a) != 0; };
+  if (has(STATX_ATTR_IMMUTABLE))
+    return " (it is immutable: `lsattr` shows the i attribute, `chattr -i` as root clears it)";
+  if (has(STATX_ATTR_APPEND))
+    return " (it is append-only: `lsattr` shows the a attribute, `chattr -a` as root clears it)";
+  return {};
+}
+
+}  // namespace
+
 Error file_error(int errnum, std::string_view verb, std::string_view path,
                  std::string_view detail, std::optional<std::uint64_t> offset) {
-  std::string msg = fmt::format("could not {} file \"{}\": {}{}", verb, path,
-                                errno_text(errnum), detail);
+  std::string msg = fmt::format("could not {} file \"{}\": {}{}{}", verb, path,
+                                errno_text(errnum), attribute_hint(errnum, path), detail);
   return Error(errnum, std::string(verb), std::string(path), std::move(msg), offset);
 }
 
 Error dir_error(int errnum, std::string_view verb, std::string_view path,
                 std::string_view detail) {
-  std::string msg = fmt::format("could not {} directory \"{}\": {}{}", verb, path,
-                                errno_text(errnum), detail);
+  std::string msg = fmt::format("could not {} directory \"{}\": {}{}{}", verb, path,
+                                errno_text(errnum), attribute_hint(errnum, path), detail);
   return Error(errnum, std::string(verb), std::string(path), std::move(msg));
 }
 
