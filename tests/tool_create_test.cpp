@@ -46,6 +46,17 @@ BOOST_AUTO_TEST_CASE(NumbersTaken_NothingIsCreatedAndTheErrorNamesTheNextFreeSta
   BOOST_TEST(fs::exists(dir + "/wal/000000010000000000000006"));
 }
 
+// Break-it round 38 L3: "use --start 31" beside segment names in hex read as 0x31. The
+// suggestion names the segment it means.
+BOOST_AUTO_TEST_CASE(TheSuggestedStartNamesItsSegment) {
+  BOOST_REQUIRE(run("create --dir '" + dir + "/wal' --count 1 --start 30 " + kSmall).status == 0);
+  BOOST_TEST(fs::exists(dir + "/wal/00000001000000000000001E"));
+  auto r = run("create --dir '" + dir + "/wal' --count 1 --start 30 " + kSmall);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "use --start 31"), r.err);
+  BOOST_TEST(contains(r.err, "(--start is decimal: 31 is the segment named \"00000001000000000000001F\")"), r.err);
+}
+
 // New-user trial: with WAL in segment 1 and segments 2-3 made ahead by the preallocator,
 // `create` said "use --start 2 or higher", and --start 2 then failed: "already exists ... use
 // --start 4". The first suggestion must be one that works.

@@ -92,7 +92,10 @@ void refuse_unless_ahead(const CreateArgs& a, SegmentManager& m, std::uint64_t s
     if (n > last_segno)
       return fmt::format("no later segment number exists with {} segments (the last is {}): use a later --timeline",
                          format_size(segment_size), last_segno);
-    return fmt::format("use --start {}{}", n, how);
+    // Decimal, where segment names are hex: both, so that 223 is not read as 0x223 (break-it
+    // round 38 L3).
+    return fmt::format("use --start {}{} (--start is decimal: {} is the segment named \"{}\")", n, how, n,
+                       segment_file_name(a.timeline, n, segment_size));
   };
   // Another timeline's segments are ahead of the WAL too: a switch to it branches where the WAL
   // ends, so below that they can never be written (break-it round 16 L5: `--timeline 2 --start
@@ -235,7 +238,7 @@ RegisterCommand reg("create", [](CLI::App& app) {
   cmd->add_option("--timeline", args->timeline, "timeline id (default 1)")->transform(integer_in(1, 0xFFFFFFFF));
   // Its bound depends on the segment size (checked with it): the help says that, not the
   // loosest bound the parser takes (2^56 - 1, which no segment size allows).
-  cmd->add_option("--start", args->start, "first segment number (default 1)")
+  cmd->add_option("--start", args->start, "first segment number, in decimal; file names show it in hex (default 1)")
       ->transform(integer_in(0, 0xFFFFFFFFFFFFFF).description("0..2^64/segment size - 1"));
   add_settings_options(*cmd, args->settings);
   cmd->callback([args] { run_create(*args); });
