@@ -112,7 +112,19 @@ BOOST_AUTO_TEST_CASE(an_unknown_name_near_a_setting_gets_did_you_mean) {
   BOOST_REQUIRE(r.errors.size() == 3u);
   BOOST_TEST(r.errors[0].hint == "Did you mean \"walseg.init_method\"?");
   BOOST_TEST(r.errors[1].hint == "Did you mean \"walseg.segment_size\"?");
-  BOOST_TEST(r.errors[2].hint.empty(), r.errors[2].hint);
+  BOOST_TEST(r.errors[2].hint == "-c sets walseg's own settings, all named walseg.*; `walseg show` lists them.",
+             r.errors[2].hint);
+}
+
+// New-user trial 17: `-c foo=1` said only "unrecognized", and `walseg.commit_delay = 5ms` only
+// "invalid value", not that it takes microseconds with no unit.
+BOOST_AUTO_TEST_CASE(an_unknown_name_or_a_unit_on_a_unitless_number_says_what_is_taken) {
+  auto r = start("", {"foo=1", "walseg.commit_delay=5ms"});
+  BOOST_REQUIRE(r.errors.size() == 2u);
+  BOOST_TEST(r.errors[0].hint == "-c sets walseg's own settings, all named walseg.*; `walseg show` lists them.",
+             r.errors[0].hint);
+  BOOST_TEST(r.errors[1].hint.find("It takes a whole number, with no unit.") == 0, r.errors[1].hint);
+  BOOST_TEST(r.errors[1].hint.find("in microseconds") != std::string::npos, r.errors[1].hint);
 }
 
 BOOST_AUTO_TEST_CASE(command_line_beats_the_file) {

@@ -193,9 +193,13 @@ void apply_overrides(Registry& next, std::span<const std::string> overrides, Loa
       if (!next.owns_name(name) && next.find(prefixed) != nullptr && err->hint.empty())
         err->hint = fmt::format("walseg's settings are named with the prefix \"{}\": did you mean \"{}\"?",
                                 next.prefix(), prefixed);
-      if (err->kind == ErrorKind::kUnknownParameter && err->hint.empty())
+      if (err->kind == ErrorKind::kUnknownParameter && err->hint.empty()) {
         if (const std::string near = next.closest_name(name); !near.empty())
           err->hint = fmt::format("Did you mean \"{}\"?", near);
+        else  // -c takes walseg's settings only (new-user trial 17)
+          err->hint = fmt::format("-c sets walseg's own settings, all named {}*; `walseg show` lists them.",
+                                  next.prefix());
+      }
       report.errors.push_back(std::move(*err));
     } else {
       warn_if_octal(next, name, value, " (from -c)", report);

@@ -1,4 +1,5 @@
 // Registry: values per source and PostgreSQL's checks (include/walseg/guc_registry.h).
+#include <cctype>
 #include "walseg/guc_registry.h"
 
 #include <algorithm>
@@ -164,6 +165,12 @@ std::variant<Value, ConfigError> Registry::parse_value(const SettingDef& def,
           },
           [&](const IntSpec& s) -> Result {
             auto p = parse_int(text, s.unit);
+            // A unit on a unitless number (new-user trial 17: walseg.commit_delay = 5ms): the
+            // description names the unit it is in.
+            if (!p.value && p.hint.empty() && s.unit == Unit::kNone && !text.empty() &&
+                (std::isdigit(static_cast<unsigned char>(text.front())) != 0 || text.front() == '-' ||
+                 text.front() == '+'))
+              return invalid_value(def, text, fmt::format("It takes a whole number, with no unit. {}", def.description));
             if (!p.value) return invalid_value(def, text, p.hint);
             auto err = range_error(def, *p.value, s.min, s.max, s.unit);
             if (!err && s.check) err = hook_error(def, s.check(*p.value));
