@@ -586,6 +586,65 @@ BOOST_AUTO_TEST_CASE(ANewWalIsStartedOnlyInANewOrEmptyDirectory) {
   BOOST_TEST(run("write --records 2 --dir '" + root + "'" + k1MB).status == 0);
 }
 
+// Break-it round 38 M2: the new-WAL check passed over every entry under a walseg name, so a
+// directory holding a user's 0644 xlogtemp.555 or a directory named walseg.auto got a new WAL
+// beside them. Only a regular file made as walseg makes its files (0600, this user's) is passed
+// over; walseg's own leftovers of a first opening that crashed still are.
+BOOST_AUTO_TEST_CASE(BreakIt38_M2_FilesUnderWalsegNamesNotMadeAsWalsegMakesThemAreSomeonesToo) {
+  const std::string shared = dir + "/shared";
+  fs::create_directories(shared);
+  std::ofstream(shared + "/xlogtemp.555") << "user notes\n";
+  fs::permissions(shared + "/xlogtemp.555", fs::perms(0644));
+  const std::string dir_named = dir + "/dir_named";
+  fs::create_directories(dir_named + "/walseg.auto");
+  for (const std::string& d : {shared, dir_named}) {
+    const auto before = entries(d);
+    auto r = run("write --records 2 --dir '" + d + "'" + k1MB);
+    BOOST_TEST(r.status == 2, d << ": " << r.err);
+    BOOST_TEST(contains(r.err, "holds no walseg WAL (no walseg.control) but other files ("), r.err);
+    BOOST_TEST((entries(d) == before), d);
+  }
+  // A crash of a first opening before its control file leaves walseg.lock (0600): passed over.
+  const std::string crashed = dir + "/crashed";
+  fs::create_directories(crashed);
+  put_as_walseg_would(crashed + "/walseg.lock", "walseg.lock\nend\n");
+  auto r = run("write --records 2 --dir '" + crashed + "'" + k1MB);
+  BOOST_TEST(r.status == 0, r.err);
+}
+
+// Break-it round 38 L2: an immutable walseg.lock (chattr +i) refused the opening with "run
+// walseg as the user who owns this WAL directory", to its owner. The owner is told of the
+// attribute instead.
+BOOST_AUTO_TEST_CASE(BreakIt38_L2_AnImmutableOrAppendOnlyFileIsNamedAsSuchToItsOwner) {
+  if (::geteuid() != 0) {
+    BOOST_TEST_MESSAGE("skipped: chattr +i needs root");
+    return;
+  }
+  const std::string wal = dir + "/wal";
+  BOOST_TEST_REQUIRE(run("write --records 2 --dir '" + wal + "'" + k1MB).status == 0);
+  if (std::system(("chattr +i '" + wal + "/walseg.lock' 2>/dev/null").c_str()) != 0) {
+    BOOST_TEST_MESSAGE("skipped: this filesystem has no immutable attribute");
+    return;
+  }
+  struct Mutable {
+    std::string p;
+    ~Mutable() { (void)std::system(("chattr -i '" + p + "'").c_str()); }
+  } undo{wal + "/walseg.lock"};
+  auto r = run("write --records 2 --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, wal + "/walseg.lock"), r.err);
+  BOOST_TEST(contains(r.err, "immutable or append-only"), r.err);
+  BOOST_TEST(!contains(r.err, "run walseg as the user who owns"), r.err);
+  // Break-it round 37 F6: the same for a segment, which said "Operation not permitted" alone.
+  (void)std::system(("chattr -i '" + wal + "/walseg.lock'").c_str());
+  undo.p = wal + "/000000010000000000000001";
+  BOOST_TEST_REQUIRE(std::system(("chattr +a '" + undo.p + "'").c_str()) == 0);
+  r = run("write --records 2 --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "000000010000000000000001"), r.err);
+  BOOST_TEST(contains(r.err, "it is append-only: `lsattr` shows the a attribute"), r.err);
+}
+
 // Break-it round 35 LOW: `write --seconds 1e-3` (the least it takes) ran 0 commits, exit 0: the
 // deadline was set before the clients started. Each client commits at least once.
 BOOST_AUTO_TEST_CASE(TheShortestTimedWriteCommitsOncePerClient) {
