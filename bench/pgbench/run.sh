@@ -25,7 +25,8 @@
 # "without initial connection time"), latency p50/p99/p99.9/max from `pgbench --log` (nearest
 # rank over every transaction), and the segments PostgreSQL created itself (its DEBUG2 "done
 # creating and filling new WAL file", counted during the run; log_min_messages = debug2 in both
-# configurations, so both pay the same). The summary gives the median over rounds of each.
+# configurations, so both pay the same). The summary gives the median over rounds of each,
+# and then issue 18's targets as ratios of those medians where the run has both sides.
 # With gnuplot installed, one plot per configuration of the last round: TPS per second
 # (pgbench -P 1) with PostgreSQL's own segment creations marked.
 #
@@ -181,4 +182,27 @@ awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5; n[k]++; for (i = 7;
         for (k in n) { printf "%s\t%d", k, n[k]; for (i = 7; i <= 12; i++) printf "\t%s", median(k, i); print "" } }' \
   "$out/runs.tsv" | { read -r h; echo "$h"; sort; } > "$out/summary.tsv"
 column -t -s $'\t' "$out/summary.tsv"
+
+# The issue's targets, as ratios within this run (medians over rounds), where the summary has both
+# sides: with wal_recycle = on, walseg right after initdb against stock's steady state (TPS) and
+# against stock in the same period (p99.9); with wal_recycle = off, walseg against stock in each
+# period. A benchmark's evidence, not a test: it prints, and asserts nothing.
+awk -F'\t' 'NR > 1 { k = $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5; tps[k] = $7; p999[k] = $10; ws[$1 "\t" $2] = 1 }
+  function have(a, b) { return (a in tps) && (b in tps) && tps[b] > 0 && p999[b] > 0 }
+  function row(what, a, b, tpsgoal, latgoal) {
+    printf "%-62s TPS %.2fx (goal >= %.2fx)   p99.9 %.2fx (goal <= %.2fx)\n", what, tps[a] / tps[b], tpsgoal,
+           p999[a] / p999[b], latgoal }
+  END {
+    for (x in ws) {
+      split(x, f, "\t"); w = f[1]; s = f[2]
+      a = x "\ton\tfresh\twalseg"; b = x "\ton\tsteady\tstock"; c = x "\ton\tfresh\tstock"
+      if (have(a, b) && have(a, c))
+        printf "%-62s TPS %.2fx (goal >= 0.95x)   p99.9 %.2fx against stock after initdb (goal <= 0.50x)\n",
+               w " " s "MB recycle on: walseg after initdb vs stock steady", tps[a] / tps[b], p999[a] / p999[c]
+      for (p = 1; p <= 2; p++) {
+        per = p == 1 ? "fresh" : "steady"
+        a = x "\toff\t" per "\twalseg"; b = x "\toff\t" per "\tstock"
+        if (have(a, b)) row(w " " s "MB recycle off, " per ": walseg vs stock", a, b, 1.0, 0.5)
+      }
+    } }' "$out/summary.tsv" | sort
 echo "results in $out (runs.tsv, summary.tsv, per run .out, .server.log, and .png with gnuplot)"
