@@ -36,6 +36,26 @@ long number_after(const std::string& text, const std::string& pattern) {
   return std::stol(m[1]);
 }
 
+// A tmpfs of `size` (mount's -o size=) at dir/name, unmounted at the end of the scope; root only
+// (mounted() false otherwise, and the test is skipped).
+class SmallTmpfs {
+ public:
+  SmallTmpfs(const std::string& dir, const std::string& name, const std::string& size) : mnt_(dir + "/" + name) {
+    if (::geteuid() != 0) return;
+    fs::create_directories(mnt_);
+    mounted_ = std::system(("mount -t tmpfs -o size=" + size + " tmpfs '" + mnt_ + "'").c_str()) == 0;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) (void)std::system(("umount '" + mnt_ + "'").c_str());
+  }
+  bool mounted() const { return mounted_; }
+  const std::string& path() const { return mnt_; }
+
+ private:
+  std::string mnt_;
+  bool mounted_ = false;
+};
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(tool_write_stop, ToolTest, *boost::unit_test::precondition(tool_built))
@@ -129,17 +149,12 @@ BOOST_AUTO_TEST_CASE(AStdoutThatCannotBeWrittenStillGetsTheSummarySaidOnStderr) 
 // count of what was acknowledged and no end of WAL (recover later found 510 records). A
 // tmpfs of 12 MB (root only) fills in well under a second.
 BOOST_AUTO_TEST_CASE(AnErrorStillSaysWhatWasAcknowledgedAndWhereTheWalEnds) {
-  if (::geteuid() != 0) {
+  const SmallTmpfs small(dir, "small", "12m");
+  if (!small.mounted()) {
     BOOST_TEST_MESSAGE("skipped: mounting a tmpfs needs root");
     return;
   }
-  const std::string mnt = dir + "/small";
-  fs::create_directories(mnt);
-  BOOST_TEST_REQUIRE(std::system(("mount -t tmpfs -o size=12m tmpfs '" + mnt + "'").c_str()) == 0);
-  struct Unmount {
-    std::string m;
-    ~Unmount() { (void)std::system(("umount '" + m + "'").c_str()); }
-  } unmount{mnt};
+  const std::string& mnt = small.path();
   auto r = run("write --dir '" + mnt + "/wal' --seconds 20 --record-size 64kB -c walseg.segment_size=1MB");
   BOOST_TEST(r.status == 1, r.err);
   BOOST_TEST(contains(r.err, "No space left on device"), r.err);
@@ -157,17 +172,12 @@ BOOST_AUTO_TEST_CASE(AnErrorStillSaysWhatWasAcknowledgedAndWhereTheWalEnds) {
 // lines could follow it. Lines are written one at a time; a torn one is cut off again, and none
 // follows a failure: the log ends with its last whole line. A 4 kB tmpfs holds about 100 lines.
 BOOST_AUTO_TEST_CASE(AnAckLogOnAFullFilesystemEndsWithAWholeLine) {
-  if (::geteuid() != 0) {
+  const SmallTmpfs tiny(dir, "tiny", "4k");
+  if (!tiny.mounted()) {
     BOOST_TEST_MESSAGE("skipped: mounting a tmpfs needs root");
     return;
   }
-  const std::string mnt = dir + "/tiny";
-  fs::create_directories(mnt);
-  BOOST_TEST_REQUIRE(std::system(("mount -t tmpfs -o size=4k tmpfs '" + mnt + "'").c_str()) == 0);
-  struct Unmount {
-    std::string m;
-    ~Unmount() { (void)std::system(("umount '" + m + "'").c_str()); }
-  } unmount{mnt};
+  const std::string& mnt = tiny.path();
   auto r = run("write --dir '" + dir + "/wal' --records 2000 --clients 4 --ack-log '" + mnt +
                "/acks' -c walseg.segment_size=1MB");
   BOOST_TEST(r.status == 1, r.err);
