@@ -37,6 +37,21 @@ BOOST_AUTO_TEST_CASE(SwitchPhaseAlone_HeaderGivesItsOwnSizesNotThePerMethodOnes)
   BOOST_TEST(commit == "walseg bench: 1MB segments; writes of 8kB; sync fdatasync", commit);
 }
 
+// New-user trial 17 M3: the verdict's follow-up "run bench with --switch-segment-size 16MB",
+// run with --phases switch alone to save the time, printed no advice: there was no verdict
+// without the create and write phases. The pool's setting comes from the switch phase alone.
+BOOST_AUTO_TEST_CASE(SwitchPhaseAlone_StillSaysWhatToSetForThePool) {
+  auto r = run("bench --dir '" + dir + "' --phases switch --switch-boundaries 8 --switch-segment-size 1MB --json '" +
+               dir + "/v.json'");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "What to set on this filesystem (from the switch phase"), r.out);
+  BOOST_TEST(std::regex_search(r.out, std::regex("walseg.prealloc_segments = [0-9]+  \\(the switch phase's pooled run")),
+             r.out);
+  const auto v = nlohmann::json::parse(std::ifstream(dir + "/v.json"))["verdict"];
+  BOOST_TEST(v["what_to_set"]["postgresql_with_extension"].contains("walseg.prealloc_segments"), v.dump());
+  BOOST_TEST(!v.contains("both"), v.dump());
+}
+
 BOOST_AUTO_TEST_CASE(SwitchPhase_SegmentsHoldRealWal_NoWarningAndRecycledRecycles) {
   // The phase wrote raw bytes into its segments, so the manager refused to retire them (a
   // WARNING per segment: 189 in a user's run) and `recycled` created every segment instead.

@@ -1,6 +1,7 @@
 // walseg bench's "what to set" (bench_advice.h): the measured choice in each host's settings.
 #include "bench_advice.h"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -143,6 +144,20 @@ nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::
   line("the walseg tool:", "walseg.init_method", {std::string(to_string(both)), "the verdict's" + space_caveat(both)},
        out["walseg"], said);
   line("", "walseg.recycle", rec, out["walseg"], said);
+  return out;
+}
+
+nlohmann::json pool_to_set(const BenchSettings& s, const std::vector<Row>& rows) {
+  const bool switched = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+    return r.phase == "switch" && r.config == "pooled" && r.manager;
+  });
+  if (!switched) return nullptr;
+  nlohmann::json out;
+  std::set<std::string> said;
+  fmt::print("\nWhat to set on this filesystem (from the switch phase; the init method needs the create and write "
+             "phases):\n");
+  line("PostgreSQL with the extension:", "walseg.prealloc_segments", prealloc(s, rows),
+       out["postgresql_with_extension"], said);
   return out;
 }
 

@@ -29,4 +29,11 @@ namespace walseg::tool {
 nlohmann::json what_to_set(const BenchSettings& s, const FsInfo& fs, const std::vector<Row>& rows,
                            const nlohmann::json& v);
 
+/// For a run without a verdict (no create or write phase) whose switch phase ran pooled: prints
+/// the walseg.prealloc_segments line alone and returns it as what_to_set does (new-user trial
+/// 17: the verdict's "run bench with --switch-segment-size 16MB", run with --phases switch,
+/// gave no advice at all). Null, printing nothing, without that phase. Never throws but
+/// std::bad_alloc.
+nlohmann::json pool_to_set(const BenchSettings& s, const std::vector<Row>& rows);
+
 }  // namespace walseg::tool

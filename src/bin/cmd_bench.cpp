@@ -209,6 +209,8 @@ BenchResults run_phases(BenchSettings s, const std::vector<std::string>& phases,
   if (res.verdict.contains("both")) {
     res.verdict["auto"] = auto_choice(scratch, s, res.verdict, probed);
     res.verdict["what_to_set"] = what_to_set(s, res.fs, res.rows, res.verdict);
+  } else if (nlohmann::json pool = pool_to_set(s, res.rows); !pool.is_null()) {
+    res.verdict = nlohmann::json{{"what_to_set", std::move(pool)}};
   }
   check_stop();
   return res;
