@@ -113,7 +113,17 @@ struct RuleWorking {
   std::vector<std::size_t> both;  ///< in `fast` and create_us <= create_bound_us
   std::size_t chosen = 0;         ///< the one of `both` first in candidate_order(copy_on_write)
   bool tie_break = false;         ///< `both` held more than one method: the order decided
+  /// The others that would pass both steps with every figure kRunNoise worse for the chosen
+  /// one's side (commit_p10_us <= threshold_us x (1 + kRunNoise), create_us <=
+  /// create_bound_us x (1 + kRunNoise)), in results order: a run that measured them that much
+  /// differently could choose one of them. Empty: the choice is clear of run-to-run noise.
+  std::vector<std::size_t> close;
 };
+
+/// How much one measurement of the same method differs from run to run on a shared virtual
+/// disk (about 15% in this project's runs: bench/append_vs_fio.sh, bench/pgbench/run.sh), for
+/// RuleWorking::close.
+inline constexpr double kRunNoise = 0.15;
 
 /// The rule: fastest commits (10th percentile) within kCommitTolerance, then cheapest creation
 /// (among those) within kCreateSlackUs or kCreateSlackRatio, then candidate_order(copy_on_write)

@@ -163,6 +163,13 @@ nlohmann::json verdict(const BenchSettings& s, const FsInfo& fs, const std::vect
   }
   v["both"] = both;
   v["both_row"] = cs[w.chosen].name;
+  // A choice another run could make differently is said to be one (new-user trial 17: two
+  // runs named different methods, and the append table favoured a third, with no word of it).
+  v["close_call"] = names(cs, w.close);
+  if (!w.close.empty())
+    fmt::print("  close call: {} would pass both steps too if its figures were {:.0f}% better, about how much runs "
+               "differ on a shared disk; run bench again, and trust the method two runs agree on\n",
+               fmt::join(names(cs, w.close), ", "), kRunNoise * 100);
   // Another writer on the disk moves commit latencies more than the methods differ (the
   // new-user trial: two default runs 9 minutes apart, both flagged, gave opposite advice).
   std::vector<std::string> disturbed;

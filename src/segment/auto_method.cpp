@@ -321,6 +321,11 @@ RuleWorking apply_init_rule(const std::vector<ProbeResult>& results, bool copy_o
       if (!found && results[i].method == m) w.chosen = i, found = true;
   for (std::size_t i : w.both)
     if (results[i].method != results[w.chosen].method) w.tie_break = true;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].method != results[w.chosen].method &&
+        results[i].commit_p10_us <= w.threshold_us * (1 + kRunNoise) &&
+        results[i].create_us <= w.create_bound_us * (1 + kRunNoise))
+      w.close.push_back(i);
   return w;
 }
 
