@@ -165,6 +165,14 @@ BOOST_AUTO_TEST_CASE(SizeOptions_TakeTheSettingsUnitsAndRefuseWhatTheyRefuse) {
   auto r = run("write --dir '" + dir + "/w' --records 1 --record-size 1.5kB -c walseg.segment_size=1MB");
   BOOST_TEST_REQUIRE(r.status == 0, r.err);
   BOOST_TEST(contains(r.out, "1 commits of 1536 bytes"), r.out);
+  // New-user trial 18: the leading-zero refusal says "0x10MB for hexadecimal"; that is taken,
+  // as the settings take it: 0x10MB is 16MB, 0x1kB 1kB.
+  r = run("write --dir '" + dir + "/w' --records 1 --record-size 0x1kB -c walseg.segment_size=1MB");
+  BOOST_TEST_REQUIRE(r.status == 0, r.err);
+  BOOST_TEST(contains(r.out, "1 commits of 1024 bytes"), r.out);
+  r = run("write --dir '" + dir + "/w16' --records 1 --segment-size 0x10MB");
+  BOOST_TEST(r.status == 0, r.err);
+  BOOST_TEST(contains(run("ls --dir '" + dir + "/w16'").out, "16MB segments"));
   struct Case {
     std::string args, reason;
   };

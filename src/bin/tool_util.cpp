@@ -48,7 +48,9 @@ std::uint64_t parse_size_option(const std::string& option, const std::string& te
   // The settings parser also takes " 5", "1e3" and "1.5" (rounded to 2 bytes), as PostgreSQL's
   // parse_int does; an option is typed by hand, so those are more likely slips than meant
   // ("2 MB", a space before the unit, is as postgresql.conf writes it).
-  static const std::regex kPlain(R"((0x[0-9A-Fa-f]+|[0-9]+( ?B)?|[0-9]+(\.[0-9]+)? ?(kB|MB|GB|TB)))");
+  // Hex with a unit too, as the settings take it and as the leading-zero refusal suggests
+  // (new-user trial 18: "write 0x10MB for hexadecimal", and 0x10MB was then refused).
+  static const std::regex kPlain(R"((0x[0-9A-Fa-f]+( ?(B|kB|MB|GB|TB))?|[0-9]+( ?B)?|[0-9]+(\.[0-9]+)? ?(kB|MB|GB|TB)))");
   if (!std::regex_match(text, kPlain))
     throw std::invalid_argument(fmt::format(
         "invalid value for {}: \"{}\": give a whole number of bytes (decimal, or hexadecimal with 0x) or a number "

@@ -243,7 +243,9 @@ bool write_cache(Directory& dir, const std::string& identity, const AutoDecision
 // over the numbers of the methods of the kind wanted, and a reason that says what would have
 // been first.
 void keep_kind_only(AutoDecision& d, const Directory& dir, bool copy_on_write, bool full_size) {
-  if (makes_full_size_segments(d.method) == full_size) return;
+  // The rule over the allowed kind alone, always: the methods of the other kind set no
+  // threshold or bound here (new-user trial 18: over all six, fallocate_keep_size's figures made
+  // the bound, and the choice could differ from the rule over the full-size methods).
   std::vector<ProbeResult> usable;
   for (const auto& p : d.probes)
     if (makes_full_size_segments(p.method) == full_size) usable.push_back(p);
@@ -251,8 +253,14 @@ void keep_kind_only(AutoDecision& d, const Directory& dir, bool copy_on_write, b
   if (usable.empty()) throw make_error(0, "probe", dir.path(), fmt::format("no method that makes {} files was probed", kind));
   const InitMethod first = d.method;
   d.method = decide_init_method(usable, copy_on_write);
-  d.reason = fmt::format("{} would be first but {}, and only {} methods may be chosen here; {}", to_string(first),
-                         full_size ? "makes files shorter than their size" : "makes full-size files", kind, d.reason);
+  const std::string other =
+      makes_full_size_segments(first) == full_size
+          ? fmt::format("{} would be first over all methods", to_string(first))
+          : fmt::format("{} would be first over all methods but {}", to_string(first),
+                        full_size ? "makes files shorter than their size" : "makes full-size files");
+  d.reason = fmt::format("the rule over the {} methods alone, the only ones that may be chosen here{}; over all "
+                         "methods: {}",
+                         kind, first == d.method ? "" : " (" + other + ")", d.reason);
 }
 
 AutoDecision probe_and_decide(Directory& dir, const Config& cfg, const std::string& identity, bool copy_on_write) {
