@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -643,6 +645,56 @@ BOOST_AUTO_TEST_CASE(BreakIt38_L2_AnImmutableOrAppendOnlyFileIsNamedAsSuchToItsO
   BOOST_TEST(r.status != 0);
   BOOST_TEST(contains(r.err, "000000010000000000000001"), r.err);
   BOOST_TEST(contains(r.err, "it is append-only: `lsattr` shows the a attribute"), r.err);
+  // Break-it round 39 L2: an immutable walseg.control, which the writer exchanges at its
+  // checkpoint, said "could not exchange files ...: Operation not permitted" alone.
+  (void)std::system(("chattr -a '" + undo.p + "'").c_str());
+  undo.p = wal + "/walseg.control";
+  BOOST_TEST_REQUIRE(std::system(("chattr +i '" + undo.p + "'").c_str()) == 0);
+  r = run("write --records 2 --dir '" + wal + "'" + k1MB);
+  BOOST_TEST(r.status != 0);
+  BOOST_TEST(contains(r.err, "\"" + wal + "/walseg.control\" is immutable: `lsattr` shows the i attribute"), r.err);
+}
+
+// Break-it round 39 H1: --dir was checked, made, chmod'ed and opened by its path, four times, so
+// a symbolic link in it re-pointed during the run sent each step to another directory: a WAL
+// was started beside a user's files, and the user's directory was given mode 0700. The path is
+// now resolved once, each component through the one before it, and the new-WAL check looks at
+// the directory as opened. A thread flips the link between an empty place and the user's.
+BOOST_AUTO_TEST_CASE(BreakIt39_H1_ALinkInDirRePointedDuringTheRunLeadsNothingAstray) {
+  const std::string a = dir + "/A", b = dir + "/B", link = dir + "/L";
+  fs::create_directories(a);
+  fs::create_directories(b);
+  fs::create_directory_symlink(a, link);
+  std::atomic<bool> stop{false};
+  std::thread flipper([&] {
+    for (unsigned i = 0; !stop; ++i) {
+      const std::string tmp = dir + "/L.tmp";
+      ::unlink(tmp.c_str());
+      if (::symlink(i % 2 ? b.c_str() : a.c_str(), tmp.c_str()) == 0) ::rename(tmp.c_str(), link.c_str());
+    }
+  });
+  int astray = 0, made = 0;
+  for (int i = 0; i < 150; ++i) {
+    fs::remove_all(a + "/new");
+    fs::remove_all(b + "/new");
+    fs::create_directory(b + "/new");
+    fs::permissions(b + "/new", fs::perms(0755));
+    std::ofstream(b + "/new/notes.txt") << "user data\n";
+    const auto r = run("create --dir '" + link + "/new' --count 1 --segment-size 1MB");
+    made += r.status == 0;
+    struct stat st{};
+    const bool mode_kept = ::stat((b + "/new").c_str(), &st) == 0 && (st.st_mode & 07777) == 0755;
+    const bool alone = entries(b + "/new") == std::vector<std::string>{"notes.txt"};
+    if (!mode_kept || !alone) {
+      ++astray;
+      BOOST_TEST_MESSAGE("round " << i << ": mode " << std::oct << (st.st_mode & 07777) << std::dec << ", "
+                                  << entries(b + "/new").size() << " entries; " << r.err);
+    }
+  }
+  stop = true;
+  flipper.join();
+  BOOST_TEST(astray == 0);
+  BOOST_TEST(made > 0);  // some rounds reached the empty place and made a WAL there
 }
 
 // Break-it round 35 LOW: `write --seconds 1e-3` (the least it takes) ran 0 commits, exit 0: the

@@ -107,6 +107,7 @@ class Directory {
   std::vector<Entry> list() const;
 
  private:
+  static Directory open_making(const std::string& path, bool* made);
   /// renameat(2): atomically puts `from` in the place of `to`, replacing a `to` that exists.
   /// Only through replace_checked, where the filesystem cannot exchange; segments are never
   /// replaced (rename_noreplace). Not durable by itself. Throws Error("rename").

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -50,6 +51,13 @@ Error file_error(int errnum, std::string_view verb, std::string_view path,
 /// Same for a directory: could not <verb> directory "<path>": <reason>
 Error dir_error(int errnum, std::string_view verb, std::string_view path,
                 std::string_view detail = {});
+
+/// For errnum EPERM: " (it is immutable: ...)" or " (it is append-only: ...)" with lsattr and
+/// chattr, naming the first of `paths` (files, then their directory) that has that inode
+/// attribute, which refuses a change even to root (break-it round 37 F6); empty otherwise.
+/// file_error and dir_error append it themselves. Reads attributes with statx, opening
+/// nothing. Never throws (beyond std::bad_alloc).
+std::string attribute_note(int errnum, std::initializer_list<std::string_view> paths);
 
 /// An error that is not one syscall's: the message is used as is; errnum may be 0.
 Error make_error(int errnum, std::string_view op, std::string_view path, std::string message);

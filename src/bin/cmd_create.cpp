@@ -181,6 +181,7 @@ void run_create(const CreateArgs& a) {
   // left xlogtemp.<pid> for the next writer to clear), and the run says how far it got.
   StopSignals stop;
   MadeDirectory made(a.dir);
+  refuse_new_wal_beside_other_files(made.directory(), a.dir);  // as opened: the path may lead elsewhere now
   SegmentManager m(made.open(), mo);
   for (int i = 0; i < a.count; ++i) {
     check_stdout_reader();

@@ -171,6 +171,7 @@ void run_write(const WriteArgs& a) {
   MadeDirectory made(a.dir);
   std::unique_ptr<Wal> wal;
   try {
+    refuse_new_wal_beside_other_files(made.directory(), a.dir);  // as opened: the path may lead elsewhere now
     wal = Wal::open(made.open(), cfg);
     if (ack_file) ack_file->refuse_in(a.dir);  // a WAL directory made or moved where the log's directory was
   } catch (...) {

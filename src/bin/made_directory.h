@@ -24,6 +24,8 @@ class MadeDirectory {
 
   /// A descriptor of the directory, for Wal::open or SegmentManager. Throws Error("open").
   Directory open() const { return dir_.duplicate(); }
+  /// The directory as opened, for checks of what it holds (new_wal_directory.h).
+  const Directory& directory() const noexcept { return dir_; }
   /// The command got as far as using it: it stays, empty or not.
   void keep() noexcept { made_ = false; }
 

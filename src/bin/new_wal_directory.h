@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "walseg/directory.h"
+
 namespace walseg::tool {
 
 /// Throws std::invalid_argument (a usage error, before anything is made) when `dir` exists,
@@ -15,5 +17,10 @@ namespace walseg::tool {
 /// suggests a new directory inside. A directory that cannot be listed is left to the opening's
 /// own error. Never changes anything.
 void refuse_new_wal_beside_other_files(const std::string& dir);
+/// The same check of the entries, on the directory as opened (MadeDirectory), where the
+/// command's WAL will be: the path may lead elsewhere by then (break-it round 39 H1: a link
+/// in it re-pointed between the check by path and the open, and a WAL was started beside a
+/// user's files). Throws std::invalid_argument as above; nothing when it holds walseg.control.
+void refuse_new_wal_beside_other_files(const Directory& opened, const std::string& dir);
 
 }  // namespace walseg::tool

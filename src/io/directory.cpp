@@ -36,34 +36,75 @@ std::pair<std::uint64_t, std::uint64_t> identity_of(int dir_fd, const std::strin
 
 Directory Directory::open(const std::string& path, bool create, bool* made) {
   if (made != nullptr) *made = false;
-  if (create) {
-    // Each missing component with mode 0700, as the header promises (and as PostgreSQL makes
-    // pg_wal); std::filesystem::create_directories would use 0777 & ~umask. A new directory's
-    // name is an entry of its parent like any file's: without an fsync of the parent a power
-    // cut can take the directory, and every acknowledged record in it, away (PostgreSQL's
-    // fsync_parent_path after a mkdir).
-    std::filesystem::path partial;
-    for (const auto& part : std::filesystem::path(path)) {
-      if (part.empty()) continue;  // "d/": the trailing separator names d again
-      const std::filesystem::path parent = partial.empty() ? "." : partial;
-      partial /= part;
-      int err = ::mkdir(partial.c_str(), 0700) == 0 ? 0 : errno;
-      if (err != EEXIST && io_record::active())
-        io_record::record_name_op(Op::kMkdir, partial.string(), "", 0, 0, err);
-      if (err != 0 && err != EEXIST) throw dir_error(err, "create", partial.string());
-      if (made != nullptr) *made = err == 0;  // the last component's mkdir is what counts
-      if (err == 0) {
-        done("mkdir", partial.string(), 0);
-        keep_new_directory_0700(AT_FDCWD, partial.string());
-        Directory p = open(parent.string());
-        p.fsync();
-      }
-    }
-  }
+  if (create) return open_making(path, made);
   int err = inject("open");
   int fd = -1;
   if (err == 0) {
     fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) err = errno;
+  }
+  done("open", path, err);
+  if (err != 0) throw dir_error(err, "open", path);
+  Directory d;
+  d.fd_ = OwnedFd(fd, path);
+  return d;
+}
+
+// Each component through the descriptor of the one before it, the path resolved once: a
+// symbolic link in the path re-pointed during the run otherwise sent the new-WAL check, the
+// mkdir, the chmod and the open to different directories (break-it round 39 H1: a user's
+// directory was given mode 0700, or removed by a failed run as the one walseg had made). Each
+// missing component with mode 0700, as the header promises (and as PostgreSQL makes pg_wal);
+// std::filesystem::create_directories would use 0777 & ~umask. A new directory's name is an
+// entry of its parent like any file's: without an fsync of the parent a power cut can take
+// the directory, and every acknowledged record in it, away (PostgreSQL's fsync_parent_path
+// after a mkdir).
+Directory Directory::open_making(const std::string& path, bool* made) {
+  const std::filesystem::path whole(path);
+  std::filesystem::path partial = whole.is_absolute() ? std::filesystem::path("/") : std::filesystem::path();
+  Directory cur;
+  const char* start = whole.is_absolute() ? "/" : ".";
+  const int start_fd = ::open(start, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (start_fd < 0) throw dir_error(errno, "open", start);
+  cur.fd_ = OwnedFd(start_fd, start);
+  for (const auto& part : whole.relative_path()) {
+    if (part.empty()) continue;  // "d/": the trailing separator names d again
+    partial /= part;
+    const std::string name = part.string();
+    bool made_here = false;
+    int fd = ::openat(cur.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && name != "." && name != "..") {
+      const int err = ::mkdirat(cur.fd(), name.c_str(), 0700) == 0 ? 0 : errno;
+      if (err != EEXIST && io_record::active()) io_record::record_name_op(Op::kMkdir, partial.string(), "", 0, 0, err);
+      if (err != 0 && err != EEXIST) throw dir_error(err, "create", partial.string());
+      made_here = err == 0;
+      if (made_here) done("mkdir", partial.string(), 0);
+      // What was just made is opened without following a link: one put in its place is not it.
+      fd = ::openat(cur.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (made_here ? O_NOFOLLOW : 0));
+    }
+    // Below a file: named as the directory that could not be made (the whole path given).
+    if (fd < 0 && errno == ENOTDIR) throw dir_error(ENOTDIR, "create", path);
+    if (fd < 0) throw dir_error(errno, "open", partial.string());
+    Directory next;
+    next.fd_ = OwnedFd(fd, partial.string());
+    if (made_here) {
+      // Under a umask such as 0277 the mkdir's 0700 comes out narrower: set on the descriptor.
+      struct stat st{};
+      if (::fstat(next.fd(), &st) == 0 && (st.st_mode & 07777) != 0700 && st.st_uid == ::geteuid())
+        (void)::fchmod(next.fd(), 0700);
+      // The "open" failpoint between the mkdir and the parent's fsync, where the parent was
+      // opened by path before: a crash there is what the power-cut tests make.
+      if (const int e = inject("open"); e != 0) throw dir_error(e, "open", cur.path());
+      cur.fsync();
+    }
+    if (made != nullptr) *made = made_here;  // the last component's mkdir is what counts
+    cur = std::move(next);
+  }
+  // Named as given, as every message names it; the open's failpoint as for any directory.
+  int err = inject("open");
+  int fd = -1;
+  if (err == 0) {
+    fd = ::fcntl(cur.fd(), F_DUPFD_CLOEXEC, 0);
     if (fd < 0) err = errno;
   }
   done("open", path, err);
@@ -142,7 +183,7 @@ void Directory::rename_noreplace(const std::string& from, const std::string& to)
   if (err != 0)
     throw make_error(err, "rename", path_of(from),
                      "could not rename file \"" + path_of(from) + "\" to \"" + path_of(to) +
-                         "\": " + errno_text(err));
+                         "\": " + errno_text(err) + attribute_note(err, {path_of(to), path_of(from), path()}));
 }
 
 void Directory::rename_over(const std::string& from, const std::string& to) {
@@ -159,7 +200,7 @@ void Directory::rename_over(const std::string& from, const std::string& to) {
   if (err != 0)
     throw make_error(err, "rename", path_of(from),
                      "could not rename file \"" + path_of(from) + "\" to \"" + path_of(to) +
-                         "\": " + errno_text(err));
+                         "\": " + errno_text(err) + attribute_note(err, {path_of(to), path_of(from), path()}));
 }
 
 void Directory::exchange(const std::string& a, const std::string& b) {
@@ -171,7 +212,8 @@ void Directory::exchange(const std::string& a, const std::string& b) {
   done("rename", path_of(b), err);
   if (err != 0)
     throw make_error(err, "rename", path_of(a),
-                     "could not exchange files \"" + path_of(a) + "\" and \"" + path_of(b) + "\": " + errno_text(err));
+                     "could not exchange files \"" + path_of(a) + "\" and \"" + path_of(b) + "\": " + errno_text(err) +
+                         attribute_note(err, {path_of(b), path_of(a), path()}));
 }
 
 Directory::ReplaceResult Directory::replace_checked(const std::string& from, const struct stat& mine,

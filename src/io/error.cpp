@@ -30,8 +30,8 @@ namespace {
 // EPERM where the mode allows it: an inode attribute (chattr +i or +a) refuses it even to root,
 // and "Operation not permitted" alone sent users looking at owners and modes (break-it round
 // 37 F6). statx reads the attributes without opening the file. Empty when neither is set.
-std::string attribute_hint(int errnum, std::string_view path) {
-  if (errnum != EPERM || path.empty()) return {};
+std::string attribute_hint(std::string_view path) {
+  if (path.empty()) return {};
   struct statx sx{};
   const int saved = errno;
   const bool got = ::statx(AT_FDCWD, std::string(path).c_str(), AT_SYMLINK_NOFOLLOW, 0, &sx) == 0;
@@ -43,6 +43,10 @@ std::string attribute_hint(int errnum, std::string_view path) {
   if (has(STATX_ATTR_APPEND))
     return " (it is append-only: `lsattr` shows the a attribute, `chattr -a` as root clears it)";
   return {};
+}
+
+std::string attribute_hint(int errnum, std::string_view path) {
+  return errnum == EPERM ? attribute_hint(path) : std::string();
 }
 
 }  // namespace
@@ -59,6 +63,15 @@ Error dir_error(int errnum, std::string_view verb, std::string_view path,
   std::string msg = fmt::format("could not {} directory \"{}\": {}{}{}", verb, path,
                                 errno_text(errnum), attribute_hint(errnum, path), detail);
   return Error(errnum, std::string(verb), std::string(path), std::move(msg));
+}
+
+std::string attribute_note(int errnum, std::initializer_list<std::string_view> paths) {
+  if (errnum != EPERM) return {};
+  for (std::string_view p : paths) {
+    std::string h = attribute_hint(p);
+    if (!h.empty()) return fmt::format(" (\"{}\" {}", p, h.substr(5));  // " (it is ..." without " (it "
+  }
+  return {};
 }
 
 Error make_error(int errnum, std::string_view op, std::string_view path, std::string message) {
