@@ -108,6 +108,8 @@ class Directory {
 
  private:
   static Directory open_making(const std::string& path, bool* made);
+  // The "open" failpoint, then opener() (a descriptor, or -1 with errno set), as every open.
+  static Directory open_with(const std::string& path, const std::function<int()>& opener);
   /// renameat(2): atomically puts `from` in the place of `to`, replacing a `to` that exists.
   /// Only through replace_checked, where the filesystem cannot exchange; segments are never
   /// replaced (rename_noreplace). Not durable by itself. Throws Error("rename").

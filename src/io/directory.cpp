@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <functional>
 
 #include "inject.h"
 #include "walseg/error.h"
@@ -37,10 +38,14 @@ std::pair<std::uint64_t, std::uint64_t> identity_of(int dir_fd, const std::strin
 Directory Directory::open(const std::string& path, bool create, bool* made) {
   if (made != nullptr) *made = false;
   if (create) return open_making(path, made);
+  return open_with(path, [&] { return ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); });
+}
+
+Directory Directory::open_with(const std::string& path, const std::function<int()>& opener) {
   int err = inject("open");
   int fd = -1;
   if (err == 0) {
-    fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    fd = opener();
     if (fd < 0) err = errno;
   }
   done("open", path, err);
@@ -101,17 +106,7 @@ Directory Directory::open_making(const std::string& path, bool* made) {
     cur = std::move(next);
   }
   // Named as given, as every message names it; the open's failpoint as for any directory.
-  int err = inject("open");
-  int fd = -1;
-  if (err == 0) {
-    fd = ::fcntl(cur.fd(), F_DUPFD_CLOEXEC, 0);
-    if (fd < 0) err = errno;
-  }
-  done("open", path, err);
-  if (err != 0) throw dir_error(err, "open", path);
-  Directory d;
-  d.fd_ = OwnedFd(fd, path);
-  return d;
+  return open_with(path, [&] { return ::fcntl(cur.fd(), F_DUPFD_CLOEXEC, 0); });
 }
 
 Directory Directory::open_child(const Directory& parent, const std::string& name) {
